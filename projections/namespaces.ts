@@ -1,0 +1,60 @@
+import type { Projection } from "../src/store/projection.ts";
+import { Table } from "../src/store/table.ts";
+import type { ClusterEvent } from "../streams/cluster.ts";
+import type { NamespaceEvent, NamespaceSpec } from "../streams/namespaces.ts";
+
+export type NamespaceRow = NamespaceSpec & { readonly CreateIndex: number; readonly ModifyIndex: number };
+
+export const DEFAULT_NAMESPACE = "default";
+
+export function namespacesProjection() {
+  const namespaces = new Table<NamespaceRow>({ name: "namespaces", key: (n) => n.Name });
+  const projection: Projection = {
+    name: "namespaces",
+    version: 1,
+    tables: [namespaces],
+    // A rejected second bootstrap must not create the default namespace again.
+    reads: ["cluster"],
+    handles: new Set(["ClusterBootstrapped", "NamespaceUpserted", "NamespaceDeleted"]),
+    evolve(ctx, event) {
+      const e = event as NamespaceEvent | ClusterEvent;
+      switch (e.type) {
+        case "ClusterBootstrapped": {
+          if (ctx.rejected || namespaces.has(DEFAULT_NAMESPACE)) return;
+          ctx.put(namespaces, {
+            Name: DEFAULT_NAMESPACE,
+            Description: "Default shared namespace",
+            Quota: "",
+            Meta: null,
+            Capabilities: null,
+            CreateIndex: ctx.index,
+            ModifyIndex: ctx.index,
+          });
+          return;
+        }
+        case "NamespaceUpserted": {
+          const before = namespaces.get(e.data.Namespace.Name);
+          ctx.put(namespaces, {
+            ...e.data.Namespace,
+            CreateIndex: before?.CreateIndex ?? ctx.index,
+            ModifyIndex: ctx.index,
+          });
+          return;
+        }
+        case "NamespaceDeleted": {
+          if (e.data.Name === DEFAULT_NAMESPACE) {
+            ctx.reject(400, "default namespace can not be deleted");
+            return;
+          }
+          if (!namespaces.has(e.data.Name)) {
+            ctx.reject(404, `namespace ${e.data.Name} not found`);
+            return;
+          }
+          ctx.delete(namespaces, e.data.Name);
+          return;
+        }
+      }
+    },
+  };
+  return { projection, namespaces };
+}

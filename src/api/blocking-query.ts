@@ -1,0 +1,77 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { filter, firstValueFrom, race, timer } from "rxjs";
+import { parseDuration } from "../util/duration.ts";
+import { ApiError } from "./api-error.ts";
+import type { ApiContext } from "./context.ts";
+
+/** What a read returns: the index that describes it, and the body. */
+export interface ReadResult<T> {
+  readonly index: number;
+  readonly body: T;
+  readonly nextToken?: string;
+}
+
+/** Nomad's ceiling and default for `?wait=` (MaxBlockingRPCQueryTime). */
+const MAX_WAIT_MS = 300_000;
+/** Nomad adds up to wait/16 of random stagger so a herd of watchers spreads out. */
+const JITTER_FRACTION = 16;
+
+export interface BlockingParams {
+  readonly minIndex: number;
+  readonly waitMs: number;
+}
+
+export function parseBlockingParams(query: Record<string, unknown>): BlockingParams {
+  const rawIndex = query.index;
+  let minIndex = 0;
+  if (rawIndex !== undefined && rawIndex !== "") {
+    minIndex = Number(rawIndex);
+    if (!Number.isSafeInteger(minIndex) || minIndex < 0) throw ApiError.badRequest("Invalid index");
+  }
+  let waitMs = MAX_WAIT_MS;
+  if (query.wait !== undefined && query.wait !== "") {
+    const ms = parseDuration(String(query.wait));
+    if (ms === undefined) throw ApiError.badRequest("Invalid wait time");
+    if (ms > 0) waitMs = Math.min(ms, MAX_WAIT_MS);
+  }
+  return { minIndex, waitMs };
+}
+
+/**
+ * Runs a read as a Nomad blocking query: with `?index=N`, the answer waits
+ * until the read's index passes N (or `?wait` runs out) — woken by the
+ * store's applied batches that touch `tables`, never by polling. Sets the
+ * X-Nomad-* headers and returns the body.
+ */
+export async function blockingQuery<T>(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  tables: readonly string[],
+  run: () => ReadResult<T>,
+): Promise<T> {
+  const { minIndex, waitMs } = parseBlockingParams(request.query as Record<string, unknown>);
+  let result = run();
+  if (minIndex > 0 && result.index <= minIndex) {
+    const deadline = Date.now() + waitMs + Math.random() * (waitMs / JITTER_FRACTION);
+    const changed$ = ctx.store.applied$.pipe(filter((b) => tables.some((t) => b.tables.has(t))));
+    const gone$ = ctx.closing$;
+    while (result.index <= minIndex && !request.raw.destroyed) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) break;
+      const woke = await firstValueFrom(race(changed$, timer(remaining), gone$), { defaultValue: undefined });
+      if (woke === "closing") break;
+      result = run();
+    }
+  }
+  setReadHeaders(ctx, reply, result.index);
+  if (result.nextToken) reply.header("X-Nomad-NextToken", result.nextToken);
+  return result.body;
+}
+
+export function setReadHeaders(ctx: ApiContext, reply: FastifyReply, index: number): void {
+  // Nomad never answers a read with index 0: a watcher would spin on it.
+  reply.header("X-Nomad-Index", String(Math.max(1, index)));
+  reply.header("X-Nomad-KnownLeader", String(ctx.leadership.leaderAddress() !== ""));
+  reply.header("X-Nomad-LastContact", String(Math.round(ctx.leadership.lastContactMs())));
+}

@@ -1,0 +1,111 @@
+import { Ajv } from "ajv";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  LogController,
+} from "fastify";
+import type { AuthenticatedIdentity } from "../auth/authenticate.ts";
+import { ApiError } from "./api-error.ts";
+import type { ApiContext } from "./context.ts";
+import { agentPlugin } from "./plugins/agent.ts";
+import { metricsPlugin } from "./plugins/metrics.ts";
+import { namespacesPlugin } from "./plugins/namespaces.ts";
+import { statusPlugin } from "./plugins/status.ts";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    identity: AuthenticatedIdentity;
+  }
+}
+
+/** Plugins, one per resource, each registered with the shared context. */
+const PLUGINS = [statusPlugin, agentPlugin, metricsPlugin, namespacesPlugin];
+
+/**
+ * The HTTP API: one fastify instance, one authentication step for every
+ * route, one mapping from errors to responses.
+ */
+export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
+  const app = Fastify({
+    // pino's Logger is a FastifyBaseLogger; the cast keeps fastify's default generics.
+    loggerInstance: ctx.logger.child({ component: "http" }) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 32 * 1024 * 1024,
+    schemaErrorFormatter: (errors, dataVar) => {
+      const e = errors[0];
+      if (!e) return new Error(`${dataVar} is invalid`);
+      const where = `${dataVar}${e.instancePath.replaceAll("/", ".")}`;
+      if (e.keyword === "additionalProperties") {
+        return new Error(`${where} has unknown field "${String(e.params.additionalProperty)}"`);
+      }
+      return new Error(`${where} ${e.message ?? "is invalid"}`);
+    },
+  });
+
+  // Bodies are checked as sent: unknown fields and wrong types are errors, as
+  // Go's JSON decoding makes them in Nomad. Query strings and path params are
+  // text, coerced to the declared types.
+  const strict = new Ajv({
+    removeAdditional: false,
+    coerceTypes: false,
+    useDefaults: true,
+    allErrors: false,
+  });
+  const coercing = new Ajv({
+    removeAdditional: false,
+    coerceTypes: "array",
+    useDefaults: true,
+    allErrors: false,
+  });
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === "body" ? strict : coercing).compile(schema),
+  );
+
+  // Nomad's clients send JSON bodies with any content type, or none; an empty
+  // body is no body.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "string" }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === "") return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (err) {
+      done(ApiError.badRequest(`invalid JSON body: ${(err as Error).message}`), undefined);
+    }
+  });
+
+  app.decorateRequest("identity", undefined as unknown as AuthenticatedIdentity);
+  app.addHook("onRequest", async (request) => {
+    request.identity = await ctx.authenticator.authenticate(request);
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    ctx.metrics.sample("chronomad.http.request_ms", reply.elapsedTime, { method: request.method });
+    request.log.debug({ url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, "request");
+  });
+
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    let status = 500;
+    let message = "internal error";
+    if (error instanceof ApiError) {
+      status = error.status;
+      message = error.message;
+    } else if (error.validation) {
+      status = 400;
+      message = error.message;
+    } else if (typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500) {
+      status = error.statusCode;
+      message = error.message;
+    } else {
+      request.log.error({ err: error, url: request.url }, "request failed");
+    }
+    // Nomad answers errors with the message as plain text.
+    return reply.status(status).type("text/plain; charset=utf-8").send(message);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    return reply.status(404).type("text/plain; charset=utf-8").send(`Invalid URL path ${request.url}`);
+  });
+
+  for (const plugin of PLUGINS) await app.register(plugin, ctx);
+  return app;
+}

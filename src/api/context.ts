@@ -1,0 +1,23 @@
+import type { Logger } from "pino";
+import type { Observable } from "rxjs";
+import type { Projections } from "../../projections/index.ts";
+import type { Authenticator } from "../auth/authenticate.ts";
+import type { ServerConfig } from "../config.ts";
+import type { Leadership } from "../leadership.ts";
+import type { Metrics } from "../metrics/metrics.ts";
+import type { Store } from "../store/store.ts";
+
+/** What every API plugin is given: the server's parts, nothing global. */
+export interface ApiContext {
+  readonly config: ServerConfig;
+  readonly store: Store;
+  readonly tables: Projections["tables"];
+  readonly leadership: Leadership;
+  readonly authenticator: Authenticator;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  /** Emits once when the server starts shutting down, so long waits end early. */
+  readonly closing$: Observable<"closing">;
+  /** Wall-clock milliseconds; the timestamp stamped on envelopes. */
+  readonly now: () => number;
+}

@@ -1,0 +1,132 @@
+import type { FastifyPluginAsync, FastifyRequest } from "fastify";
+import { DEFAULT_NAMESPACE } from "../../../projections/namespaces.ts";
+import type { NamespaceDeleted, NamespaceSpec, NamespaceUpserted } from "../../../streams/namespaces.ts";
+import { ApiError } from "../api-error.ts";
+import { blockingQuery } from "../blocking-query.ts";
+import { commit } from "../commit.ts";
+import type { ApiContext } from "../context.ts";
+
+const NAME = /^[a-zA-Z0-9-]{1,128}$/;
+const MAX_DESCRIPTION = 256;
+
+const namespaceBody = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    Name: { type: "string" },
+    Description: { type: "string" },
+    Quota: { type: "string" },
+    Meta: { type: ["object", "null"], additionalProperties: { type: "string" } },
+    Capabilities: {
+      type: ["object", "null"],
+      additionalProperties: false,
+      properties: {
+        EnabledTaskDrivers: { type: ["array", "null"], items: { type: "string" } },
+        DisabledTaskDrivers: { type: ["array", "null"], items: { type: "string" } },
+      },
+    },
+    NodePoolConfiguration: { type: ["object", "null"] },
+    CreateIndex: { type: "integer" },
+    ModifyIndex: { type: "integer" },
+  },
+} as const;
+
+const nameParam = {
+  type: "object",
+  properties: { name: { type: "string" } },
+  required: ["name"],
+} as const;
+
+interface NamespaceBody {
+  Name?: string;
+  Description?: string;
+  Quota?: string;
+  Meta?: Record<string, string> | null;
+  Capabilities?: { EnabledTaskDrivers?: string[] | null; DisabledTaskDrivers?: string[] | null } | null;
+}
+
+/** `/v1/namespaces` and `/v1/namespace/:name`, as in Nomad. */
+export const namespacesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
+  const { namespaces } = ctx.tables;
+
+  app.get(
+    "/v1/namespaces",
+    { schema: { querystring: { type: "object", properties: { prefix: { type: "string" } } } } },
+    async (request, reply) => {
+      const { prefix = "" } = request.query as { prefix?: string };
+      return blockingQuery(ctx, request, reply, ["namespaces"], () => ({
+        index: namespaces.index,
+        body: [...namespaces.withPrefix(prefix)],
+      }));
+    },
+  );
+
+  app.get("/v1/namespace/:name", { schema: { params: nameParam } }, async (request, reply) => {
+    const { name } = request.params as { name: string };
+    const body = await blockingQuery(ctx, request, reply, ["namespaces"], () => {
+      const row = namespaces.get(name);
+      return { index: row?.ModifyIndex ?? namespaces.index, body: row ?? null };
+    });
+    if (!body) throw ApiError.notFound("namespace not found");
+    return body;
+  });
+
+  const upsert = async (name: string, body: NamespaceBody, request: FastifyRequest) => {
+    if (!request.identity.allows(name, "operator:write")) throw ApiError.forbidden();
+    const spec = validate(name, body);
+    const data: NamespaceUpserted = { Namespace: spec };
+    return commit(ctx, request.identity, [{ type: "NamespaceUpserted", v: 1, data }]);
+  };
+
+  for (const method of ["PUT", "POST"] as const) {
+    app.route({
+      method,
+      url: "/v1/namespace/:name",
+      schema: { params: nameParam, body: namespaceBody },
+      handler: async (request, reply) => {
+        const { name } = request.params as { name: string };
+        const index = await upsert(name, (request.body ?? {}) as NamespaceBody, request);
+        reply.header("X-Nomad-Index", String(index));
+        return reply.send();
+      },
+    });
+  }
+
+  app.delete("/v1/namespace/:name", { schema: { params: nameParam } }, async (request, reply) => {
+    const { name } = request.params as { name: string };
+    if (!request.identity.allows(name, "operator:write")) throw ApiError.forbidden();
+    if (name === DEFAULT_NAMESPACE) throw ApiError.badRequest("default namespace can not be deleted");
+    if (!namespaces.has(name)) throw ApiError.notFound(`namespace ${name} not found`);
+    const data: NamespaceDeleted = { Name: name };
+    const index = await commit(ctx, request.identity, [{ type: "NamespaceDeleted", v: 1, data }]);
+    reply.header("X-Nomad-Index", String(index));
+    return reply.send();
+  });
+};
+
+function validate(pathName: string, body: NamespaceBody): NamespaceSpec {
+  const name = body.Name || pathName;
+  if (body.Name && body.Name !== pathName) {
+    throw ApiError.badRequest(
+      `namespace name in the body (${body.Name}) does not match the path (${pathName})`,
+    );
+  }
+  if (!NAME.test(name)) throw ApiError.badRequest(`invalid name "${name}". Must match regex ${NAME.source}`);
+  const description = body.Description ?? "";
+  if (description.length > MAX_DESCRIPTION) {
+    throw ApiError.badRequest(`description longer than ${MAX_DESCRIPTION}`);
+  }
+  const caps = body.Capabilities;
+  return {
+    Name: name,
+    Description: description,
+    Quota: body.Quota ?? "",
+    Meta: body.Meta ?? null,
+    Capabilities: caps
+      ? {
+          EnabledTaskDrivers: caps.EnabledTaskDrivers ?? [],
+          DisabledTaskDrivers: caps.DisabledTaskDrivers ?? [],
+        }
+      : null,
+  };
+}

@@ -1,0 +1,38 @@
+import { runBench } from "./bench-command.ts";
+import { runLogCommand } from "./log-command.ts";
+import { runServe } from "./serve-command.ts";
+
+const USAGE = `Usage: chronomad <command> [options]
+
+Commands:
+  serve     run a server (flags: --http-addr, --data-dir, --log, --config, ...; see README)
+  log       operate on a file log: verify, repair --truncate-after N
+  bench     run the benchmarks and print a table (--json for one JSON object)
+  version   print the version
+`;
+
+/** Entry point of the `chronomad` command; resolves with the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "serve":
+      return runServe(rest);
+    case "log":
+      return runLogCommand(rest, process.stdout);
+    case "bench":
+      return runBench(rest, process.stdout);
+    case "version":
+    case "--version":
+      process.stdout.write("chronomad 0.1.0\n");
+      return 0;
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      process.stdout.write(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`unknown command "${command}"\n\n${USAGE}`);
+      return 2;
+  }
+}

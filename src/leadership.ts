@@ -1,0 +1,38 @@
+/**
+ * Who leads the cluster, as this server sees it. Only the leader runs the
+ * services (scheduler, heartbeat watcher, ...). Backends shared by several
+ * servers elect one; a server alone on its log leads itself.
+ */
+export interface Leadership {
+  isLeader(): boolean;
+  /** The leader's advertised address, or "" when none is known. */
+  leaderAddress(): string;
+  peers(): readonly string[];
+  /** Milliseconds since this server last heard from the leader (0 on the leader). */
+  lastContactMs(): number;
+}
+
+export class SoleLeadership implements Leadership {
+  private address = "";
+
+  /** Set once the API listens: with port 0 the real port is known only then. */
+  advertise(address: string): void {
+    this.address = address;
+  }
+
+  isLeader(): boolean {
+    return true;
+  }
+
+  leaderAddress(): string {
+    return this.address;
+  }
+
+  peers(): readonly string[] {
+    return [this.address];
+  }
+
+  lastContactMs(): number {
+    return 0;
+  }
+}

@@ -1,0 +1,417 @@
+import { type FileHandle, mkdir, open, unlink } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import { Observable, Subject } from "rxjs";
+import {
+  type AppendResult,
+  type EventLog,
+  LogError,
+  type LogRecord,
+  type ReadOptions,
+} from "../event-log.ts";
+import {
+  encodeSegmentHeader,
+  FRAME_HEADER_SIZE,
+  frameChecksum,
+  MAX_RECORD_BYTES,
+  segmentFileName,
+} from "./format.ts";
+import { describeProblem, inspectLog } from "./inspect.ts";
+import { DEFAULT_INDEX_INTERVAL, DEFAULT_SEGMENT_BYTES, type FileLogOptions } from "./options.ts";
+import { syncDirectory } from "./segment-files.ts";
+import { readSegment, type SegmentView } from "./segment-reader.ts";
+import { SparseIndex } from "./sparse-index.ts";
+
+const DEFAULT_BATCH = 1024;
+
+/** One segment as the open log knows it; `records` and `end` only ever cover durable frames. */
+interface Segment {
+  readonly path: string;
+  readonly firstIndex: number;
+  records: number;
+  end: number;
+  readonly index: SparseIndex;
+}
+
+interface PendingAppend {
+  readonly records: readonly Uint8Array[];
+  readonly frameBytes: number;
+  readonly resolve: (r: AppendResult) => void;
+  readonly reject: (e: unknown) => void;
+}
+
+/**
+ * Directories open in this process. Two FileLogs appending to one directory
+ * would interleave frames and corrupt it; across processes nothing guards
+ * against that (Node has no flock), so servers must not share a data dir.
+ */
+const openDirs = new Set<string>();
+
+/** Refuses to let an operator tool change a log this process has open. */
+export function assertNotOpenHere(dir: string): void {
+  const abs = resolve(dir);
+  if (openDirs.has(abs))
+    throw new LogError(`file log ${abs} is open in this process; close it first`, "config");
+}
+
+/**
+ * Opens (creating if needed) the file log in `dir`. Rejects with
+ * LogError("corrupt") naming the file and byte offset if acknowledged data is
+ * damaged, and then has changed nothing on disk. A torn tail (an append cut
+ * short by a crash) is cut away with a warning.
+ */
+export async function openFileLog(dir: string, options: FileLogOptions = {}): Promise<FileLog> {
+  const abs = resolve(dir);
+  if (openDirs.has(abs)) throw new LogError(`file log ${abs} is already open in this process`, "config");
+  openDirs.add(abs);
+  try {
+    await mkdir(abs, { recursive: true });
+    const inspection = await inspectLog(abs, {
+      verifySealed: (options.verifyOnOpen ?? "full") === "full",
+      indexIntervalBytes: options.indexIntervalBytes ?? DEFAULT_INDEX_INTERVAL,
+    });
+    if (inspection.corrupt) {
+      throw new LogError(
+        `file log is corrupt: ${describeProblem(inspection.corrupt)}. Nothing was changed; ` +
+          "inspect it with `chronomad log verify` and cut it with `chronomad log repair --truncate-after N`",
+        "corrupt",
+      );
+    }
+    const segments: Segment[] = inspection.segments.map(({ file, scan, index }) => ({
+      path: file.path,
+      firstIndex: scan.firstIndex,
+      records: scan.records,
+      end: scan.validEnd,
+      index,
+    }));
+    const torn = inspection.tornTail;
+    let activeHandle: FileHandle | undefined;
+    if (torn?.removeFile) {
+      options.logger?.warn(
+        { file: torn.file, bytes: torn.droppedBytes, reason: torn.reason },
+        "file log: removing a segment whose creation was cut short",
+      );
+      await unlink(torn.file);
+      await syncDirectory(abs);
+      segments.pop();
+    }
+    const last = segments[segments.length - 1];
+    if (last) {
+      activeHandle = await open(last.path, "r+");
+      if (torn && !torn.removeFile) {
+        options.logger?.warn(
+          {
+            file: torn.file,
+            offset: torn.offset,
+            index: torn.index,
+            bytes: torn.droppedBytes,
+            reason: torn.reason,
+          },
+          "file log: cutting a torn write off the end of the log",
+        );
+        await activeHandle.truncate(last.end);
+        await activeHandle.datasync();
+      }
+    }
+    return new FileLog(dir, abs, options, segments, activeHandle);
+  } catch (err) {
+    openDirs.delete(abs);
+    throw err;
+  }
+}
+
+/** The embedded, default EventLog: segment files in one directory. See openFileLog. */
+export class FileLog implements EventLog {
+  readonly url: string;
+  private readonly segmentBytes: number;
+  private readonly syncEachCommit: boolean;
+  private readonly indexInterval: number;
+  private queue: PendingAppend[] = [];
+  private flushing: Promise<void> | undefined;
+  private durableLast: number;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  private failure: LogError | undefined;
+  private readonly live = new Subject<LogRecord[]>();
+
+  /** Use openFileLog(); this constructor trusts that the segments were just verified. */
+  constructor(
+    displayDir: string,
+    private readonly dir: string,
+    private readonly options: FileLogOptions,
+    private readonly segments: Segment[],
+    private activeHandle: FileHandle | undefined,
+  ) {
+    this.url = `file:${displayDir}`;
+    this.segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
+    this.syncEachCommit = (options.fsync ?? "always") === "always";
+    this.indexInterval = options.indexIntervalBytes ?? DEFAULT_INDEX_INTERVAL;
+    const last = segments[segments.length - 1];
+    this.durableLast = last ? last.firstIndex + last.records - 1 : 0;
+  }
+
+  append(records: readonly Uint8Array[]): Promise<AppendResult> {
+    if (this.closed) return Promise.reject(new LogError("log is closed", "closed"));
+    if (this.failure) return Promise.reject(this.failure);
+    if (records.length === 0) return Promise.reject(new LogError("append of an empty batch", "range"));
+    let frameBytes = 0;
+    for (const r of records) {
+      if (r.length > MAX_RECORD_BYTES) {
+        return Promise.reject(new LogError(`record of ${r.length} bytes is too large`, "range"));
+      }
+      frameBytes += FRAME_HEADER_SIZE + r.length;
+    }
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.queue.push({ records, frameBytes, resolve, reject });
+      // Starting the commit a microtask later lets appends issued in the same
+      // tick share it; after that, appends queue up behind the commit in flight.
+      if (!this.flushing) this.flushing = Promise.resolve().then(() => this.flush());
+    });
+  }
+
+  private async flush(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const group = this.queue;
+        this.queue = [];
+        await this.commit(group);
+      }
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  /** One group commit: every queued batch in one write and one fdatasync, in queue order. */
+  private async commit(group: PendingAppend[]): Promise<void> {
+    if (this.failure) {
+      for (const p of group) p.reject(this.failure);
+      return;
+    }
+    let frameBytes = 0;
+    for (const p of group) frameBytes += p.frameBytes;
+    let seg: Segment | undefined;
+    try {
+      seg = await this.writableSegment();
+      const buf = Buffer.allocUnsafe(frameBytes);
+      const firstIndex = this.durableLast + 1;
+      const entries: number[] = [];
+      let off = 0;
+      let index = firstIndex;
+      let sinceEntry = this.indexInterval;
+      for (const p of group) {
+        for (const r of p.records) {
+          if (sinceEntry >= this.indexInterval) {
+            entries.push(index, seg.end + off);
+            sinceEntry = 0;
+          }
+          buf.writeUInt32LE(r.length, off);
+          buf.writeUInt32LE(frameChecksum(r), off + 4);
+          buf.set(r, off + FRAME_HEADER_SIZE);
+          const size = FRAME_HEADER_SIZE + r.length;
+          off += size;
+          sinceEntry += size;
+          index++;
+        }
+      }
+      await writeFully(this.activeHandle!, buf, seg.end);
+      if (this.syncEachCommit) await this.activeHandle!.datasync();
+
+      for (let i = 0; i < entries.length; i += 2) seg.index.note(entries[i]!, entries[i + 1]!);
+      seg.records += index - firstIndex;
+      seg.end += frameBytes;
+      this.durableLast = index - 1;
+      let next = firstIndex;
+      for (const p of group) {
+        p.resolve({ first: next, last: next + p.records.length - 1 });
+        next += p.records.length;
+      }
+      if (this.live.observed) this.publish(buf, firstIndex);
+    } catch (err) {
+      this.fail(err, seg?.path ?? this.dir);
+      for (const p of group) p.reject(this.failure);
+    }
+  }
+
+  /** Hands a durable commit to tail subscribers as views into the commit buffer (never reused). */
+  private publish(buf: Buffer, firstIndex: number): void {
+    let batch: LogRecord[] = [];
+    let index = firstIndex;
+    for (let off = 0; off < buf.length; index++) {
+      const length = buf.readUInt32LE(off);
+      const start = off + FRAME_HEADER_SIZE;
+      batch.push({ index, bytes: buf.subarray(start, start + length) });
+      off = start + length;
+      if (batch.length === DEFAULT_BATCH) {
+        this.live.next(batch);
+        batch = [];
+      }
+    }
+    if (batch.length > 0) this.live.next(batch);
+  }
+
+  private fail(err: unknown, path: string): void {
+    if (this.failure) return;
+    const msg = err instanceof Error ? err.message : String(err);
+    // After a failed write or fdatasync the file's tail is unknown (the kernel
+    // may even have dropped dirty pages), so no later append may be stacked on
+    // it; reopening runs recovery and finds out what actually reached the disk.
+    this.failure = new LogError(
+      `write to ${path} failed: ${msg}; the log refuses appends until reopened`,
+      "io",
+    );
+    this.live.error(this.failure);
+  }
+
+  /** The segment the next commit goes to: the current one, or a new one once it has passed segmentBytes. */
+  private async writableSegment(): Promise<Segment> {
+    const current = this.segments[this.segments.length - 1];
+    if (current && this.activeHandle && (current.end < this.segmentBytes || current.records === 0))
+      return current;
+    if (this.activeHandle) {
+      // Sealed segments are synced even with fsync "never", so that only the
+      // last segment can ever need recovery.
+      if (!this.syncEachCommit) await this.activeHandle.datasync();
+      await this.activeHandle.close();
+      this.activeHandle = undefined;
+    }
+    const firstIndex = this.durableLast + 1;
+    const path = join(this.dir, segmentFileName(firstIndex));
+    const fh = await open(path, "wx");
+    const header = encodeSegmentHeader(firstIndex);
+    try {
+      await writeFully(fh, header, 0);
+      // The header and the directory entry are made durable before any record
+      // goes in, so recovery can treat a damaged header as a creation cut short.
+      await fh.datasync();
+      await syncDirectory(dirname(path));
+    } catch (err) {
+      await fh.close().catch(() => undefined);
+      throw err;
+    }
+    this.activeHandle = fh;
+    const seg: Segment = {
+      path,
+      firstIndex,
+      records: 0,
+      end: header.length,
+      index: new SparseIndex(this.indexInterval),
+    };
+    this.segments.push(seg);
+    return seg;
+  }
+
+  async *read(fromIndex: number, options: ReadOptions = {}): AsyncIterable<LogRecord[]> {
+    const max = Math.max(1, options.maxBatch ?? DEFAULT_BATCH);
+    const until = options.untilIndex ?? Number.POSITIVE_INFINITY;
+    let next = Math.max(fromIndex, this.firstIndex());
+    while (next <= Math.min(until, this.durableLast)) {
+      const seg = this.segmentFor(next);
+      const view: SegmentView = {
+        path: seg.path,
+        firstIndex: seg.firstIndex,
+        lastIndex: seg.firstIndex + seg.records - 1,
+        end: seg.end,
+        index: seg.index,
+      };
+      for await (const batch of readSegment(view, next, until, max, this.options.onSegmentRead)) {
+        next = batch[batch.length - 1]!.index + 1;
+        yield batch;
+      }
+      // A commit may have made more of this segment (or a new one) durable
+      // meanwhile; the loop goes on from `next` against a fresh view.
+      if (next <= Math.min(until, view.lastIndex)) {
+        throw new LogError(`${seg.path} ended before record ${next}`, "io");
+      }
+    }
+  }
+
+  private segmentFor(index: number): Segment {
+    let lo = 0;
+    let hi = this.segments.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (this.segments[mid]!.firstIndex <= index) lo = mid;
+      else hi = mid - 1;
+    }
+    return this.segments[lo]!;
+  }
+
+  tail(fromIndex: number): Observable<LogRecord[]> {
+    return new Observable<LogRecord[]>((subscriber) => {
+      let next = Math.max(1, fromIndex);
+      let caughtUp = false;
+      // Live batches are ignored until the backlog is read: the backlog reader
+      // keeps reading from disk until it reaches lastIndex(), and switches to
+      // live in the same synchronous step as that check, so every commit is
+      // seen exactly once - by the reader if it became durable before the
+      // switch, live after it. Nothing is buffered for a slow reader, and
+      // appends never wait for one.
+      const live = this.live.subscribe({
+        next: (batch) => {
+          if (!caughtUp) return;
+          const first = batch[0]!.index;
+          const last = batch[batch.length - 1]!.index;
+          if (last < next) return;
+          subscriber.next(first >= next ? batch : batch.slice(next - first));
+          next = last + 1;
+        },
+        error: (err) => subscriber.error(err),
+        complete: () => subscriber.complete(),
+      });
+      const catchUp = async () => {
+        while (!subscriber.closed) {
+          if (next > this.durableLast) {
+            caughtUp = true;
+            return;
+          }
+          for await (const batch of this.read(next)) {
+            if (subscriber.closed) return;
+            next = batch[batch.length - 1]!.index + 1;
+            subscriber.next(batch);
+          }
+        }
+      };
+      catchUp().catch((err: unknown) => subscriber.error(err));
+      return () => live.unsubscribe();
+    });
+  }
+
+  lastIndex(): number {
+    return this.durableLast;
+  }
+
+  firstIndex(): number {
+    return this.segments[0]?.firstIndex ?? 1;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    try {
+      while (this.flushing) await this.flushing;
+      const fh = this.activeHandle;
+      this.activeHandle = undefined;
+      if (fh) {
+        try {
+          if (!this.failure) await fh.datasync();
+        } finally {
+          await fh.close();
+        }
+      }
+    } finally {
+      if (!this.failure) this.live.complete();
+      openDirs.delete(this.dir);
+    }
+  }
+}
+
+async function writeFully(fh: FileHandle, buf: Uint8Array, position: number): Promise<void> {
+  let done = 0;
+  while (done < buf.length) {
+    const { bytesWritten } = await fh.write(buf, done, buf.length - done, position + done);
+    done += bytesWritten;
+  }
+}

@@ -1,0 +1,6 @@
+export type { ReadObserver } from "./chunked-file.ts";
+export { FileLog, openFileLog } from "./file-log.ts";
+export type { LogProblem } from "./inspect.ts";
+export type { FileLogOptions, WarnLogger } from "./options.ts";
+export { type RepairReport, repairFileLog } from "./repair.ts";
+export { type VerifiedSegment, type VerifyReport, verifyFileLog } from "./verify.ts";

@@ -1,0 +1,140 @@
+import { randomUUID } from "node:crypto";
+import type { FastifyInstance } from "fastify";
+import { type Logger, pino } from "pino";
+import { Subject } from "rxjs";
+import { createProjections } from "../projections/index.ts";
+import type { ClusterBootstrapped } from "../streams/cluster.ts";
+import { allSchemas } from "../streams/index.ts";
+import { buildApi } from "./api/build-api.ts";
+import type { ApiContext } from "./api/context.ts";
+import { OpenAuthenticator } from "./auth/authenticate.ts";
+import { EnvelopeCodec } from "./codec/envelope-codec.ts";
+import { type ServerConfig, splitHostPort } from "./config.ts";
+import { SoleLeadership } from "./leadership.ts";
+import type { EventLog } from "./log/event-log.ts";
+import { openLog } from "./log/open-log.ts";
+import { Metrics } from "./metrics/metrics.ts";
+import { SnapshotFile } from "./store/snapshot-file.ts";
+import { Store } from "./store/store.ts";
+
+export interface RunningServer {
+  /** The address the HTTP API listens on, e.g. 127.0.0.1:4646 (the real port when 0 was asked for). */
+  readonly address: string;
+  readonly store: Store;
+  readonly log: EventLog;
+  readonly http: FastifyInstance;
+  readonly logger: Logger;
+  /** Stops accepting, finishes in-flight requests and appends, writes a snapshot, closes the log. */
+  close(): Promise<void>;
+}
+
+export interface ServerDeps {
+  readonly logger?: Logger;
+  /** Wall clock for envelope timestamps; tests pass a virtual one. */
+  readonly now?: () => number;
+}
+
+/**
+ * The composition root: config -> log -> store -> services -> API.
+ * Resolves once the server has caught up with its log and listens.
+ */
+export async function startServer(config: ServerConfig, deps: ServerDeps = {}): Promise<RunningServer> {
+  const logger = deps.logger ?? pino({ level: config.logLevel, name: "chronomad" });
+  const now = deps.now ?? Date.now;
+  const codec = new EnvelopeCodec(allSchemas);
+  const projections = createProjections();
+  const log = await openLog(config.log, { logger, fsync: config.fsync });
+  const metrics = new Metrics();
+  const store = new Store({
+    log,
+    codec,
+    projections: projections.all,
+    logger: logger.child({ component: "store" }),
+    snapshots: config.log === "memory:" ? undefined : new SnapshotFile(config.dataDir, logger),
+    snapshotEvery: config.snapshotEvery,
+  });
+  try {
+    await store.start();
+  } catch (err) {
+    await log.close();
+    throw err;
+  }
+
+  const { host, port } = splitHostPort(config.httpAddr);
+  const closing = new Subject<"closing">();
+  const leadership = new SoleLeadership();
+  const ctx: ApiContext = {
+    config,
+    store,
+    tables: projections.tables,
+    leadership,
+    authenticator: new OpenAuthenticator(),
+    metrics,
+    logger,
+    closing$: closing.asObservable(),
+    now,
+  };
+  registerStoreMetrics(metrics, store);
+
+  await bootstrapCluster(ctx);
+
+  const http = await buildApi(ctx);
+  await http.listen({ host, port });
+  const bound = http.server.address();
+  const advertised =
+    bound && typeof bound === "object"
+      ? bound.family === "IPv6"
+        ? `[${bound.address}]:${bound.port}`
+        : `${bound.address}:${bound.port}`
+      : config.httpAddr;
+  leadership.advertise(advertised);
+  logger.info({ http: advertised, log: log.url, index: store.appliedIndex }, "chronomad serving");
+
+  let closed: Promise<void> | undefined;
+  const close = () => {
+    closed ??= (async () => {
+      closing.next("closing");
+      closing.complete();
+      await http.close();
+      await store.caughtUp().catch(() => undefined);
+      await store.snapshot().catch((err: Error) => logger.error({ err }, "snapshot at shutdown failed"));
+      await store.stop();
+      await log.close();
+      logger.info({ index: store.appliedIndex }, "chronomad stopped");
+    })();
+    return closed;
+  };
+  return { address: advertised, store, log, http, logger, close };
+}
+
+/**
+ * A fresh log gets its cluster identity as its first record. Two servers
+ * racing here both append; the first record wins at apply and the other is
+ * rejected there, so every server ends up with the same cluster ID.
+ */
+async function bootstrapCluster(ctx: ApiContext): Promise<void> {
+  if (ctx.tables.cluster.get("cluster")) return;
+  const data: ClusterBootstrapped = {
+    ClusterID: randomUUID(),
+    CreateTime: ctx.now(),
+    ServerName: ctx.config.serverName,
+  };
+  const outcome = await ctx.store.write({
+    type: "ClusterBootstrapped",
+    v: 1,
+    at: ctx.now(),
+    by: { kind: "server", id: ctx.config.serverName },
+    data,
+  });
+  ctx.logger.info(
+    { clusterId: ctx.tables.cluster.get("cluster")?.ClusterID, won: outcome.status === "applied" },
+    "cluster bootstrapped",
+  );
+}
+
+function registerStoreMetrics(metrics: Metrics, store: Store): void {
+  metrics.gauge("chronomad.store.applied_index", () => store.appliedIndex);
+  metrics.gauge("chronomad.log.last_index", () => store.log.lastIndex());
+  metrics.gauge("chronomad.runtime.heap_bytes", () => process.memoryUsage().heapUsed);
+  metrics.gauge("chronomad.runtime.rss_bytes", () => process.memoryUsage.rss());
+}

@@ -1,0 +1,153 @@
+import { createHash } from "node:crypto";
+import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { Logger } from "pino";
+import { packPlain, unpackPlain } from "../codec/envelope-codec.ts";
+
+export interface SnapshotData {
+  /** Every record up to and including this index is reflected in the tables. */
+  readonly index: number;
+  readonly projections: readonly {
+    readonly name: string;
+    readonly version: number;
+    readonly tables: readonly {
+      readonly name: string;
+      readonly index: number;
+      readonly rows: readonly unknown[];
+    }[];
+  }[];
+}
+
+const MAGIC = Buffer.from("CHRONOMAD-SNAPSHOT-1\n");
+const ROWS_PER_FRAME = 2048;
+const FILE = "state.snapshot";
+
+/**
+ * The tables at one log index, kept in one file in the data dir. A snapshot
+ * is only a cache of the log: a missing, damaged or stale one costs a longer
+ * replay, never state. Layout: magic, then length-prefixed msgpack frames
+ * (a header, row chunks per table), then a frame with the SHA-256 of all
+ * bytes before it.
+ */
+export class SnapshotFile {
+  constructor(
+    readonly dir: string,
+    private readonly logger: Logger,
+  ) {}
+
+  get path(): string {
+    return join(this.dir, FILE);
+  }
+
+  /** Writes atomically: a temp file is written and fsynced, renamed over the old one, and the directory fsynced. */
+  async save(data: SnapshotData): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    const tmp = join(this.dir, `${FILE}.${data.index}.tmp`);
+    const fh = await open(tmp, "w");
+    const hash = createHash("sha256");
+    try {
+      const write = async (bytes: Uint8Array) => {
+        hash.update(bytes);
+        await fh.write(bytes);
+      };
+      await write(MAGIC);
+      const header = {
+        index: data.index,
+        projections: data.projections.map((p) => ({
+          name: p.name,
+          version: p.version,
+          tables: p.tables.map((t) => ({ name: t.name, index: t.index, count: t.rows.length })),
+        })),
+      };
+      await write(frame(packPlain(header)));
+      for (const p of data.projections) {
+        for (const t of p.tables) {
+          for (let i = 0; i < t.rows.length; i += ROWS_PER_FRAME) {
+            await write(frame(packPlain(t.rows.slice(i, i + ROWS_PER_FRAME))));
+          }
+        }
+      }
+      await fh.write(frame(hash.digest()));
+      await fh.datasync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, this.path);
+    const dirHandle = await open(this.dir, "r");
+    try {
+      await dirHandle.sync();
+    } finally {
+      await dirHandle.close();
+    }
+  }
+
+  /** The saved snapshot, or undefined when there is none or it cannot be trusted. */
+  async load(): Promise<SnapshotData | undefined> {
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(this.path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw err;
+    }
+    try {
+      return decodeSnapshot(bytes);
+    } catch (err) {
+      this.logger.warn({ path: this.path, reason: (err as Error).message }, "ignoring unusable snapshot");
+      return undefined;
+    }
+  }
+
+  async remove(): Promise<void> {
+    await rm(this.path, { force: true });
+  }
+}
+
+/** Decodes and checks a snapshot file's bytes; throws if anything is off. */
+export function decodeSnapshot(bytes: Buffer): SnapshotData {
+  if (!bytes.subarray(0, MAGIC.length).equals(MAGIC)) throw new Error("not a chronomad snapshot");
+  const frames: { start: number; body: Buffer }[] = [];
+  for (let at = MAGIC.length; at < bytes.length; ) {
+    if (at + 4 > bytes.length) throw new Error(`truncated frame at byte ${at}`);
+    const len = bytes.readUInt32LE(at);
+    if (at + 4 + len > bytes.length) throw new Error(`truncated frame at byte ${at}`);
+    frames.push({ start: at, body: bytes.subarray(at + 4, at + 4 + len) });
+    at += 4 + len;
+  }
+  const trailer = frames.pop();
+  if (!trailer) throw new Error("empty snapshot");
+  const digest = createHash("sha256").update(bytes.subarray(0, trailer.start)).digest();
+  if (!digest.equals(trailer.body)) throw new Error("checksum mismatch");
+  const [headerFrame, ...rowFrames] = frames;
+  if (!headerFrame) throw new Error("no header");
+  const header = unpackPlain(headerFrame.body) as {
+    index: number;
+    projections: {
+      name: string;
+      version: number;
+      tables: { name: string; index: number; count: number }[];
+    }[];
+  };
+  let next = 0;
+  const projections = header.projections.map((p) => ({
+    name: p.name,
+    version: p.version,
+    tables: p.tables.map((t) => {
+      const rows: unknown[] = [];
+      while (rows.length < t.count) {
+        const f = rowFrames[next++];
+        if (!f) throw new Error(`table ${t.name}: rows missing`);
+        for (const r of unpackPlain(f.body) as unknown[]) rows.push(r);
+      }
+      return { name: t.name, index: t.index, rows };
+    }),
+  }));
+  return { index: header.index, projections };
+}
+
+function frame(body: Uint8Array): Buffer {
+  const out = Buffer.allocUnsafe(4 + body.length);
+  out.writeUInt32LE(body.length, 0);
+  out.set(body, 4);
+  return out;
+}

@@ -1,0 +1,340 @@
+import { createHash } from "node:crypto";
+import type { Logger } from "pino";
+import { type Observable, Subject, type Subscription } from "rxjs";
+import type { Envelope } from "../../streams/event-schema.ts";
+import { type EnvelopeCodec, packPlain } from "../codec/envelope-codec.ts";
+import type { AppendResult, EventLog, LogRecord } from "../log/event-log.ts";
+import type { ApplyContext, Change, Outcome, Projection } from "./projection.ts";
+import type { SnapshotData, SnapshotFile } from "./snapshot-file.ts";
+import type { AnyTable, IndexedRow, Table } from "./table.ts";
+import { Waiters } from "./waiters.ts";
+
+export interface StoreOptions {
+  readonly log: EventLog;
+  readonly codec: EnvelopeCodec;
+  readonly projections: readonly Projection[];
+  readonly logger: Logger;
+  /** Where snapshots are kept; none means every start replays the whole log. */
+  readonly snapshots?: SnapshotFile;
+  /** Take a snapshot after this many applied records (0: only at shutdown). */
+  readonly snapshotEvery?: number;
+}
+
+/** After each applied batch: the new applied index and the tables it changed. */
+export interface AppliedBatch {
+  readonly index: number;
+  readonly tables: ReadonlySet<string>;
+}
+
+const REJECTIONS_KEPT = 16_384;
+
+/**
+ * Wires the log to the projections: applies every record strictly in index
+ * order, publishes what changed, and lets writers wait for the outcome of
+ * their own records (read-your-writes).
+ */
+export class Store {
+  private readonly projections: readonly Projection[];
+  private readonly byType = new Map<string, Projection[]>();
+  private readonly tables = new Map<string, AnyTable>();
+  private readonly positions = new Map<string, number>();
+  private readonly changes = new Subject<Change>();
+  private readonly applied = new Subject<AppliedBatch>();
+  private readonly waiters = new Waiters<Outcome>();
+  /** Rejections of recent records; an index not found here was applied. */
+  private readonly rejections = new Map<number, Outcome>();
+  private tailSubscription: Subscription | undefined;
+  private appliedTo = 0;
+  private sinceSnapshot = 0;
+  private snapshotting: Promise<void> | undefined;
+  private failure: Error | undefined;
+
+  /** Every row change, in log order. */
+  readonly change$: Observable<Change> = this.changes.asObservable();
+  /** One emission per applied batch of records. */
+  readonly applied$: Observable<AppliedBatch> = this.applied.asObservable();
+
+  constructor(private readonly options: StoreOptions) {
+    this.projections = options.projections;
+    for (const p of this.projections) {
+      for (const t of p.tables) {
+        if (this.tables.has(t.name)) throw new Error(`table ${t.name} is declared by two projections`);
+        this.tables.set(t.name, t);
+      }
+      for (const type of p.handles) {
+        if (!options.codec.has(type))
+          throw new Error(`projection ${p.name} handles unknown event type ${type}`);
+        const list = this.byType.get(type) ?? [];
+        list.push(p);
+        this.byType.set(type, list);
+      }
+      this.positions.set(p.name, 0);
+    }
+  }
+
+  get log(): EventLog {
+    return this.options.log;
+  }
+
+  /** The index of the last record applied to every projection. */
+  get appliedIndex(): number {
+    return this.appliedTo;
+  }
+
+  table<R extends IndexedRow>(name: string): Table<R> {
+    const t = this.tables.get(name);
+    if (!t) throw new Error(`no table ${name}`);
+    return t as unknown as Table<R>;
+  }
+
+  /** The highest index that changed any of `names`: the X-Nomad-Index of a list over them. */
+  tableIndex(...names: string[]): number {
+    let max = 0;
+    for (const n of names) max = Math.max(max, this.table(n).index);
+    return max;
+  }
+
+  /**
+   * Loads the latest usable snapshot, catches up with the log, then follows
+   * its tail. Resolves once every record present at start has been applied.
+   */
+  async start(): Promise<void> {
+    await this.loadSnapshot();
+    const from = Math.min(...this.positions.values()) + 1;
+    const startedAt = performance.now();
+    const target = this.options.log.lastIndex();
+    for await (const batch of this.options.log.read(from, { maxBatch: 4096 })) this.applyBatch(batch);
+    if (target >= from) {
+      this.options.logger.info(
+        { from, to: this.appliedTo, ms: Math.round(performance.now() - startedAt) },
+        "caught up with the log",
+      );
+    }
+    this.tailSubscription = this.options.log.tail(this.appliedTo + 1).subscribe({
+      next: (batch) => this.applyBatch(batch),
+      error: (err: Error) => this.fail(err),
+    });
+  }
+
+  /** Encodes and appends envelopes as one contiguous run; resolves once durable. */
+  async append(envelopes: readonly Envelope[]): Promise<AppendResult> {
+    if (this.failure) throw this.failure;
+    const bytes = envelopes.map((e) => this.options.codec.encode(e));
+    return this.options.log.append(bytes);
+  }
+
+  /** Appends one envelope and waits for the outcome of applying it. */
+  async write(envelope: Envelope): Promise<Outcome> {
+    const { last } = await this.append([envelope]);
+    return this.waitFor(last);
+  }
+
+  /** Resolves with the outcome of record `index` once it has been applied. */
+  waitFor(index: number): Promise<Outcome> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (index <= this.appliedTo) return Promise.resolve(this.outcome(index));
+    return this.waiters.wait(index);
+  }
+
+  /** Resolves once everything appended so far has been applied. */
+  async caughtUp(): Promise<void> {
+    await this.waitFor(this.options.log.lastIndex());
+  }
+
+  /** A stable digest of every table, in key order: equal states give equal hashes. */
+  hash(): string {
+    const h = createHash("sha256");
+    for (const name of [...this.tables.keys()].sort()) {
+      const t = this.tables.get(name)!;
+      h.update(`${name}\u0000${t.size}\u0000`);
+      for (const row of t.all()) h.update(packPlain(row));
+    }
+    return h.digest("hex");
+  }
+
+  /** Writes a snapshot of the tables as of the applied index. */
+  snapshot(): Promise<void> {
+    const file = this.options.snapshots;
+    if (!file) return Promise.resolve();
+    if (this.snapshotting) return this.snapshotting;
+    // Rows are immutable, so holding the current row references is a
+    // consistent cut even while later records keep being applied.
+    const data: SnapshotData = {
+      index: this.appliedTo,
+      projections: this.projections.map((p) => ({
+        name: p.name,
+        version: p.version,
+        tables: p.tables.map((t) => ({ name: t.name, index: t.index, rows: [...t.all()] })),
+      })),
+    };
+    this.sinceSnapshot = 0;
+    this.snapshotting = file
+      .save(data)
+      .then(() => this.options.logger.info({ index: data.index }, "snapshot written"))
+      .finally(() => {
+        this.snapshotting = undefined;
+      });
+    return this.snapshotting;
+  }
+
+  /** Stops following the log; in-flight snapshot writes finish first. */
+  async stop(): Promise<void> {
+    this.tailSubscription?.unsubscribe();
+    this.tailSubscription = undefined;
+    await this.snapshotting;
+    this.waiters.rejectAll(new Error("store stopped"));
+  }
+
+  private outcome(index: number): Outcome {
+    return this.rejections.get(index) ?? { index, status: "applied" };
+  }
+
+  private applyBatch(batch: readonly LogRecord[]): void {
+    if (this.failure) return;
+    const touched = new Set<string>();
+    try {
+      for (const record of batch) {
+        if (record.index <= this.appliedTo) continue;
+        if (record.index !== this.appliedTo + 1) {
+          throw new Error(`log gap: expected index ${this.appliedTo + 1}, got ${record.index}`);
+        }
+        this.applyRecord(record, touched);
+        this.appliedTo = record.index;
+      }
+    } catch (err) {
+      this.fail(err as Error);
+      return;
+    }
+    this.sinceSnapshot += batch.length;
+    this.waiters.release(this.appliedTo, (i) => this.outcome(i));
+    if (this.applied.observed) this.applied.next({ index: this.appliedTo, tables: touched });
+    const every = this.options.snapshotEvery ?? 0;
+    if (every > 0 && this.sinceSnapshot >= every) {
+      this.snapshot().catch((err: Error) => this.options.logger.error({ err }, "snapshot failed"));
+    }
+  }
+
+  private applyRecord(record: LogRecord, touched: Set<string>): void {
+    const envelope = this.options.codec.decode(record.bytes);
+    const handlers = this.byType.get(envelope.type);
+    if (!handlers) return;
+    const ctx = new RecordContext(record.index, this.changes, touched);
+    for (const p of handlers) {
+      if (this.positions.get(p.name)! >= record.index) continue;
+      p.evolve(ctx, envelope);
+      this.positions.set(p.name, record.index);
+    }
+    if (ctx.rejection) {
+      this.rejections.set(record.index, ctx.rejection);
+      if (this.rejections.size > REJECTIONS_KEPT)
+        this.rejections.delete(this.rejections.keys().next().value!);
+    }
+  }
+
+  private fail(err: Error): void {
+    // A record that cannot be applied would make this server's state diverge
+    // from every other's; stop applying and surface it instead of skipping.
+    this.failure = err;
+    this.options.logger.fatal({ err, index: this.appliedTo + 1 }, "cannot apply the log");
+    this.waiters.rejectAll(err);
+    this.applied.error(err);
+    this.changes.error(err);
+  }
+
+  private async loadSnapshot(): Promise<void> {
+    const file = this.options.snapshots;
+    if (!file) return;
+    const data = await file.load();
+    if (!data) return;
+    if (data.index > this.options.log.lastIndex()) {
+      this.options.logger.warn(
+        { snapshot: data.index, log: this.options.log.lastIndex() },
+        "snapshot is ahead of the log; ignoring it and replaying the log",
+      );
+      return;
+    }
+    const saved = new Map(data.projections.map((p) => [p.name, p]));
+    const stale = new Set(
+      this.projections.filter((p) => saved.get(p.name)?.version !== p.version).map((p) => p.name),
+    );
+    // A projection rebuilt from the log must see the tables it reads as they
+    // were at each record, and a projection that read a changed one may hold
+    // different rows: both ends of every `reads` link are rebuilt together.
+    const linked = (a: Projection, b: Projection) => a.reads?.includes(b.name) || b.reads?.includes(a.name);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const p of this.projections) {
+        if (stale.has(p.name)) continue;
+        if (this.projections.some((q) => stale.has(q.name) && linked(p, q))) {
+          stale.add(p.name);
+          grew = true;
+        }
+      }
+    }
+    for (const p of this.projections) {
+      if (stale.has(p.name)) continue;
+      const part = saved.get(p.name)!;
+      const rowsByTable = new Map(part.tables.map((t) => [t.name, t]));
+      for (const t of p.tables) {
+        const saved = rowsByTable.get(t.name);
+        t.restore((saved?.rows ?? []) as IndexedRow[], saved?.index ?? 0);
+      }
+      this.positions.set(p.name, data.index);
+    }
+    this.appliedTo = stale.size > 0 ? 0 : data.index;
+    this.options.logger.info(
+      { index: data.index, rebuilt: [...stale] },
+      stale.size > 0 ? "snapshot loaded; rebuilding changed projections from the log" : "snapshot loaded",
+    );
+  }
+}
+
+class RecordContext implements ApplyContext {
+  rejection: Outcome | undefined;
+  private changed = false;
+
+  constructor(
+    readonly index: number,
+    private readonly changes: Subject<Change>,
+    private readonly touched: Set<string>,
+  ) {}
+
+  get rejected(): boolean {
+    return this.rejection !== undefined;
+  }
+
+  put<R extends IndexedRow>(table: Table<R>, row: R): R | undefined {
+    this.guard();
+    const before = table.put(row, this.index);
+    this.note(table.name, table.spec.key(row), before, row);
+    return before;
+  }
+
+  delete<R extends IndexedRow>(table: Table<R>, key: string): R | undefined {
+    this.guard();
+    const before = table.delete(key, this.index);
+    if (before) this.note(table.name, key, before, undefined);
+    return before;
+  }
+
+  touch(table: AnyTable): void {
+    table.touch(this.index);
+    this.touched.add(table.name);
+  }
+
+  reject(code: number, reason: string): void {
+    if (this.changed)
+      throw new Error(`record ${this.index}: reject() after a change; validate before mutating`);
+    this.rejection ??= { index: this.index, status: "rejected", code, reason };
+  }
+
+  private guard(): void {
+    if (this.rejection) throw new Error(`record ${this.index}: change after reject()`);
+    this.changed = true;
+  }
+
+  private note(table: string, key: string, before: unknown, after: unknown): void {
+    this.touched.add(table);
+    if (this.changes.observed) this.changes.next({ table, key, before, after, index: this.index });
+  }
+}

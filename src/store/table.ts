@@ -1,0 +1,189 @@
+import { type Compare, compareStrings, SortedList } from "./sorted-list.ts";
+
+/** Every stored row carries the log indexes that created and last changed it. */
+export interface IndexedRow {
+  readonly CreateIndex: number;
+  readonly ModifyIndex: number;
+}
+
+export interface TableSpec<R extends IndexedRow> {
+  readonly name: string;
+  /** The primary key. Composite keys are joined by the caller (e.g. `ns\u0000id`). */
+  readonly key: (row: R) => string;
+  /** Secondary, non-unique indexes: index name -> the value(s) a row is filed under. */
+  readonly indexes?: Readonly<Record<string, (row: R) => string | readonly string[] | undefined>>;
+  /** A total order for paginated listing; rows are also kept in this order. */
+  readonly order?: Compare<R>;
+}
+
+/**
+ * The row-type-free view of a table the store works with (snapshots,
+ * hashing, change tracking). Methods, not function properties, so a
+ * Table<SomeRow> is one.
+ */
+export interface AnyTable {
+  readonly name: string;
+  readonly index: number;
+  readonly size: number;
+  all(): Iterable<IndexedRow>;
+  restore(rows: Iterable<IndexedRow>, index: number): void;
+  touch(index: number): void;
+}
+
+/**
+ * An in-memory table with a primary key, secondary indexes, a primary-key
+ * order for prefix lookups and an optional listing order for pagination.
+ * Projections change it only through the store's apply context, so every
+ * change is seen by change$; everyone else reads.
+ */
+export class Table<R extends IndexedRow> implements AnyTable {
+  readonly name: string;
+  private readonly rows = new Map<string, R>();
+  private readonly keys = new SortedList<string>(compareStrings);
+  private readonly secondary = new Map<string, Map<string, Set<string>>>();
+  private readonly ordered: SortedList<R> | undefined;
+  /** The highest log index that changed this table: Nomad's per-table index. */
+  private modifyIndex = 0;
+
+  constructor(readonly spec: TableSpec<R>) {
+    this.name = spec.name;
+    for (const name of Object.keys(spec.indexes ?? {})) this.secondary.set(name, new Map());
+    this.ordered = spec.order ? new SortedList(spec.order) : undefined;
+  }
+
+  get size(): number {
+    return this.rows.size;
+  }
+
+  get index(): number {
+    return this.modifyIndex;
+  }
+
+  get(key: string): R | undefined {
+    return this.rows.get(key);
+  }
+
+  has(key: string): boolean {
+    return this.rows.has(key);
+  }
+
+  /** Rows filed under `value` in secondary index `index`, in primary-key order. */
+  by(index: string, value: string): R[] {
+    const idx = this.secondary.get(index);
+    if (!idx) throw new Error(`table ${this.name} has no index ${index}`);
+    const keys = idx.get(value);
+    if (!keys) return [];
+    return [...keys].sort(compareStrings).map((k) => this.rows.get(k)!);
+  }
+
+  /** How many rows are filed under `value`, without materialising them. */
+  countBy(index: string, value: string): number {
+    return this.secondary.get(index)?.get(value)?.size ?? 0;
+  }
+
+  /** Rows whose primary key starts with `prefix`, in key order. */
+  *withPrefix(prefix: string): Generator<R> {
+    for (const k of this.keys.iterate(prefix)) {
+      if (!k.startsWith(prefix)) return;
+      yield this.rows.get(k)!;
+    }
+  }
+
+  /** All rows in primary-key order. */
+  *all(): Generator<R> {
+    for (const k of this.keys.iterate()) yield this.rows.get(k)!;
+  }
+
+  /**
+   * Rows in listing order from the first row at or after `from` (or at or
+   * before it, in reverse). `from` only needs the fields the order compares.
+   */
+  *list(from?: R, reverse = false): Generator<R> {
+    if (!this.ordered) throw new Error(`table ${this.name} has no listing order`);
+    yield* this.ordered.iterate(from, reverse);
+  }
+
+  // The methods below are for the store's apply context and snapshot restore.
+
+  /** @internal */
+  put(row: R, index: number): R | undefined {
+    const key = this.spec.key(row);
+    const before = this.rows.get(key);
+    if (before) this.unfile(key, before);
+    else this.keys.upsert(key);
+    this.rows.set(key, row);
+    this.file(key, row);
+    if (this.ordered) {
+      if (before && this.spec.order!(before, row) !== 0) this.ordered.remove(before);
+      this.ordered.upsert(row);
+    }
+    if (index > this.modifyIndex) this.modifyIndex = index;
+    return before;
+  }
+
+  /** @internal */
+  delete(key: string, index: number): R | undefined {
+    const before = this.rows.get(key);
+    if (!before) return undefined;
+    this.rows.delete(key);
+    this.keys.remove(key);
+    this.unfile(key, before);
+    this.ordered?.remove(before);
+    if (index > this.modifyIndex) this.modifyIndex = index;
+    return before;
+  }
+
+  /** @internal Marks the table changed at `index` without a row change (e.g. a delete of nothing). */
+  touch(index: number): void {
+    if (index > this.modifyIndex) this.modifyIndex = index;
+  }
+
+  /** @internal */
+  restore(rows: Iterable<R>, index: number): void {
+    this.clear();
+    for (const row of rows) this.put(row, 0);
+    this.modifyIndex = index;
+  }
+
+  /** @internal */
+  clear(): void {
+    this.rows.clear();
+    this.keys.clear();
+    for (const idx of this.secondary.values()) idx.clear();
+    this.ordered?.clear();
+    this.modifyIndex = 0;
+  }
+
+  private file(key: string, row: R): void {
+    for (const [name, fn] of Object.entries(this.spec.indexes ?? {})) {
+      const idx = this.secondary.get(name)!;
+      for (const value of asList(fn(row))) {
+        const set = idx.get(value);
+        if (set) set.add(key);
+        else idx.set(value, new Set([key]));
+      }
+    }
+  }
+
+  private unfile(key: string, row: R): void {
+    for (const [name, fn] of Object.entries(this.spec.indexes ?? {})) {
+      const idx = this.secondary.get(name)!;
+      for (const value of asList(fn(row))) {
+        const set = idx.get(value);
+        if (!set) continue;
+        set.delete(key);
+        if (set.size === 0) idx.delete(value);
+      }
+    }
+  }
+}
+
+function asList(v: string | readonly string[] | undefined): readonly string[] {
+  if (v === undefined) return [];
+  return typeof v === "string" ? [v] : v;
+}
+
+/** Orders rows by CreateIndex, then by ID: the order Nomad lists evaluations, allocations and jobs in. */
+export function byCreateIndexThenId<R extends IndexedRow & { readonly ID: string }>(a: R, b: R): number {
+  return a.CreateIndex - b.CreateIndex || compareStrings(a.ID, b.ID);
+}

@@ -1,0 +1,6 @@
+import { clusterSchemas } from "./cluster.ts";
+import type { EventSchema } from "./event-schema.ts";
+import { namespaceSchemas } from "./namespaces.ts";
+
+/** Every event type the log may hold, with its current schema version. */
+export const allSchemas: readonly EventSchema[] = [...clusterSchemas, ...namespaceSchemas];

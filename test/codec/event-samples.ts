@@ -1,0 +1,36 @@
+import type { Envelope } from "../../streams/event-schema.ts";
+
+const at = 1_763_800_000_000;
+const by = { kind: "token", id: "6f1d0c2e-0000-4000-8000-00000000a11c", name: "ops" } as const;
+
+/**
+ * One representative envelope per event type at its current version. The
+ * golden test pins their bytes under test/fixtures/events/<type>.v<n>.msgpack;
+ * a new type or version needs a sample here and a fixture written with
+ * UPDATE_GOLDEN=1. Fixtures of earlier versions stay, and must keep decoding.
+ */
+export const eventSamples: readonly Envelope[] = [
+  {
+    type: "ClusterBootstrapped",
+    v: 1,
+    at,
+    by: { kind: "server", id: "server-1" },
+    data: { ClusterID: "2f9c61a4-6a4e-4b8e-9a55-0d5b1f0f4e21", CreateTime: at, ServerName: "server-1" },
+  },
+  {
+    type: "NamespaceUpserted",
+    v: 1,
+    at,
+    by,
+    data: {
+      Namespace: {
+        Name: "web",
+        Description: "front ends",
+        Quota: "",
+        Meta: { team: "edge" },
+        Capabilities: { EnabledTaskDrivers: ["docker"], DisabledTaskDrivers: ["raw_exec"] },
+      },
+    },
+  },
+  { type: "NamespaceDeleted", v: 1, at, by, data: { Name: "web" } },
+];

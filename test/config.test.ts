@@ -1,0 +1,58 @@
+import { writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config.ts";
+import { useTempDirs } from "./store/helpers.ts";
+
+describe("loadConfig", () => {
+  const tempDir = useTempDirs();
+
+  it("has Nomad's defaults and the README's", async () => {
+    const c = await loadConfig([], {});
+    expect(c.httpAddr).toBe("127.0.0.1:4646");
+    expect(c.dataDir).toBe(resolve("./data"));
+    expect(c.log).toBe(`file:${resolve("./data/log")}`);
+    expect(c.heartbeat).toEqual({
+      minHeartbeatTtl: 10_000,
+      maxHeartbeatsPerSecond: 50,
+      heartbeatGrace: 10_000,
+      failoverHeartbeatTtl: 300_000,
+    });
+  });
+
+  it("takes flags over env over the config file", async () => {
+    const dir = await tempDir();
+    const file = join(dir, "c.json");
+    await writeFile(
+      file,
+      JSON.stringify({
+        http_addr: "127.0.0.1:1",
+        data_dir: dir,
+        min_heartbeat_ttl: "20s",
+        snapshot_every: 5,
+      }),
+    );
+    const c = await loadConfig(["--config", file, "--http-addr=127.0.0.1:3"], {
+      CHRONOMAD_HTTP_ADDR: "127.0.0.1:2",
+      CHRONOMAD_LOG: "memory:",
+    });
+    expect(c.httpAddr).toBe("127.0.0.1:3");
+    expect(c.log).toBe("memory:");
+    expect(c.dataDir).toBe(dir);
+    expect(c.snapshotEvery).toBe(5);
+    expect(c.heartbeat.minHeartbeatTtl).toBe(20_000);
+  });
+
+  it("names what is wrong", async () => {
+    const dir = await tempDir();
+    const file = join(dir, "c.json");
+    await writeFile(file, JSON.stringify({ http_adr: "x" }));
+    await expect(loadConfig(["--config", file], {})).rejects.toThrow(/unknown key "http_adr"/);
+    await writeFile(file, "{");
+    await expect(loadConfig(["--config", file], {})).rejects.toThrow(/not valid JSON/);
+    await expect(loadConfig(["--http-addr", "nope"], {})).rejects.toThrow(/host:port, not "nope"/);
+    await expect(loadConfig(["--fsync", "sometimes"], {})).rejects.toThrow(/always, never/);
+    await expect(loadConfig(["--snapshot-every", "-1"], {})).rejects.toThrow(/non-negative integer/);
+    await expect(loadConfig(["--log"], {})).rejects.toThrow(/--log needs a value/);
+  });
+});

@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { byCreateIndexThenId, Table } from "../../src/store/table.ts";
+
+interface Row {
+  ID: string;
+  NodeID: string;
+  Tags: string[];
+  CreateIndex: number;
+  ModifyIndex: number;
+}
+
+const table = () =>
+  new Table<Row>({
+    name: "rows",
+    key: (r) => r.ID,
+    indexes: { node: (r) => r.NodeID, tag: (r) => r.Tags },
+    order: byCreateIndexThenId,
+  });
+
+const row = (ID: string, NodeID: string, CreateIndex: number, Tags: string[] = []): Row => ({
+  ID,
+  NodeID,
+  Tags,
+  CreateIndex,
+  ModifyIndex: CreateIndex,
+});
+
+describe("Table", () => {
+  it("keeps secondary indexes in step with puts and deletes", () => {
+    const t = table();
+    t.put(row("a1", "n1", 1, ["x"]), 1);
+    t.put(row("a2", "n1", 2, ["x", "y"]), 2);
+    t.put(row("b1", "n2", 3), 3);
+    expect(t.by("node", "n1").map((r) => r.ID)).toEqual(["a1", "a2"]);
+    expect(t.by("tag", "y").map((r) => r.ID)).toEqual(["a2"]);
+    t.put({ ...row("a2", "n2", 2), ModifyIndex: 4 }, 4);
+    expect(t.by("node", "n1").map((r) => r.ID)).toEqual(["a1"]);
+    expect(t.by("node", "n2").map((r) => r.ID)).toEqual(["a2", "b1"]);
+    expect(t.by("tag", "y")).toEqual([]);
+    t.delete("a1", 5);
+    expect(t.by("node", "n1")).toEqual([]);
+    expect(t.countBy("node", "n2")).toBe(2);
+    expect(t.index).toBe(5);
+    expect(() => t.by("nope", "x")).toThrow(/no index nope/);
+  });
+
+  it("finds rows by ID prefix in key order", () => {
+    const t = table();
+    for (const id of ["abc", "abd", "ab", "b", "aa", "abz"]) t.put(row(id, "n", 1), 1);
+    expect([...t.withPrefix("ab")].map((r) => r.ID)).toEqual(["ab", "abc", "abd", "abz"]);
+    expect([...t.withPrefix("c")]).toEqual([]);
+    expect([...t.withPrefix("")].length).toBe(6);
+  });
+
+  it("lists by CreateIndex then ID, numerically, from any row, both ways", () => {
+    const t = table();
+    t.put(row("z", "n", 10), 10);
+    t.put(row("a", "n", 9), 9);
+    t.put(row("b", "n", 10), 10);
+    t.put(row("c", "n", 100), 100);
+    expect([...t.list()].map((r) => r.ID)).toEqual(["a", "b", "z", "c"]);
+    expect([...t.list(row("b", "", 10))].map((r) => r.ID)).toEqual(["b", "z", "c"]);
+    expect([...t.list(row("y", "", 10), true)].map((r) => r.ID)).toEqual(["b", "a"]);
+    // An update that keeps the order fields keeps the row in place.
+    t.put({ ...row("b", "m", 10), ModifyIndex: 200 }, 200);
+    expect([...t.list()].map((r) => r.ModifyIndex)).toEqual([9, 200, 10, 100]);
+  });
+
+  it("restores rows and its index from a snapshot", () => {
+    const t = table();
+    t.restore([row("a", "n1", 3), row("b", "n1", 4)], 42);
+    expect(t.size).toBe(2);
+    expect(t.index).toBe(42);
+    expect(t.by("node", "n1").length).toBe(2);
+  });
+});
