@@ -6,6 +6,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // The same msgpack decoder as bin/chronomad.js selects.
+    env: { MSGPACKR_NATIVE_ACCELERATION_DISABLED: "true" },
     reporters: ["default"],
   },
 });

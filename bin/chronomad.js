@@ -3,6 +3,11 @@
 // is the only set-up step: there is no build output to keep in sync.
 import { register } from "tsx/esm/api";
 
+// msgpackr's native string extractor pays a call per record that only large
+// strings repay; log records are small, and its JS decoder is ~20% faster on
+// them. It is read once, when msgpackr loads.
+process.env.MSGPACKR_NATIVE_ACCELERATION_DISABLED ??= "true";
+
 register();
 const { main } = await import("../src/cli/main.ts");
 process.exitCode = await main(process.argv.slice(2));

@@ -1,6 +1,8 @@
 import type { Projection } from "../src/store/projection.ts";
 import { clusterProjection } from "./cluster.ts";
+import { evalsProjection } from "./evals.ts";
 import { namespacesProjection } from "./namespaces.ts";
+import { schedulerConfigProjection } from "./scheduler-config.ts";
 
 /**
  * Fresh, empty instances of every projection, in the order they apply a
@@ -9,8 +11,24 @@ import { namespacesProjection } from "./namespaces.ts";
 export function createProjections() {
   const cluster = clusterProjection();
   const namespaces = namespacesProjection();
-  const all: Projection[] = [cluster.projection, namespaces.projection];
-  return { all, tables: { cluster: cluster.cluster, namespaces: namespaces.namespaces } };
+  const schedulerConfig = schedulerConfigProjection();
+  const evals = evalsProjection({ schedulerConfig: schedulerConfig.schedulerConfig });
+  const all: Projection[] = [
+    cluster.projection,
+    namespaces.projection,
+    schedulerConfig.projection,
+    evals.projection,
+  ];
+  return {
+    all,
+    tables: {
+      cluster: cluster.cluster,
+      namespaces: namespaces.namespaces,
+      evals: evals.evals,
+      evalDeletes: evals.evalDeletes,
+      schedulerConfig: schedulerConfig.schedulerConfig,
+    },
+  };
 }
 
 export type Projections = ReturnType<typeof createProjections>;

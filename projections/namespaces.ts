@@ -1,5 +1,5 @@
 import type { Projection } from "../src/store/projection.ts";
-import { Table } from "../src/store/table.ts";
+import { stamped, Table } from "../src/store/table.ts";
 import type { ClusterEvent } from "../streams/cluster.ts";
 import type { NamespaceEvent, NamespaceSpec } from "../streams/namespaces.ts";
 
@@ -34,11 +34,7 @@ export function namespacesProjection() {
         }
         case "NamespaceUpserted": {
           const before = namespaces.get(e.data.Namespace.Name);
-          ctx.put(namespaces, {
-            ...e.data.Namespace,
-            CreateIndex: before?.CreateIndex ?? ctx.index,
-            ModifyIndex: ctx.index,
-          });
+          ctx.put(namespaces, stamped(e.data.Namespace, before?.CreateIndex ?? ctx.index, ctx.index));
           return;
         }
         case "NamespaceDeleted": {

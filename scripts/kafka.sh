@@ -192,7 +192,9 @@ cmd_start() {
   local -a opts
   mapfile -t opts < <(jvm_opts)
   : >"$log_file"
-  if ! java "${opts[@]}" -cp "$lib_dir/*" kafka.tools.StorageTool format \
+  # A short-lived JVM: no point warming up the optimising compiler.
+  if ! java -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC "-Dlog4j.configuration=file:$conf_dir/log4j.properties" \
+    -cp "$lib_dir/*" kafka.tools.StorageTool format \
     -t "$cluster_id" -c "$props_file" </dev/null >>"$log_file" 2>&1; then
     broker_log_tail
     die "formatting $data_dir failed"
@@ -211,6 +213,8 @@ cmd_start() {
   while ((SECONDS < deadline)); do
     if ! kill -0 "$pid" 2>/dev/null; then
       broker_log_tail
+      rm -f "$pid_file" "$props_file"
+      rm -rf "$data_dir"
       die "broker exited during start-up"
     fi
     if port_open "$host" "$port"; then
@@ -231,7 +235,8 @@ cmd_start() {
   broker_log_tail
   say "broker did not serve on $host:$port within ${start_timeout}s; stopping it"
   kill_broker "$pid"
-  rm -f "$pid_file"
+  rm -f "$pid_file" "$props_file"
+  rm -rf "$data_dir"
   exit 1
 }
 

@@ -1,3 +1,5 @@
+import { BehaviorSubject, type Observable } from "rxjs";
+
 /**
  * Who leads the cluster, as this server sees it. Only the leader runs the
  * services (scheduler, heartbeat watcher, ...). Backends shared by several
@@ -5,6 +7,8 @@
  */
 export interface Leadership {
   isLeader(): boolean;
+  /** Whether this server leads, now and at every change. */
+  readonly leader$: Observable<boolean>;
   /** The leader's advertised address, or "" when none is known. */
   leaderAddress(): string;
   peers(): readonly string[];
@@ -14,6 +18,7 @@ export interface Leadership {
 
 export class SoleLeadership implements Leadership {
   private address = "";
+  readonly leader$ = new BehaviorSubject(true).asObservable();
 
   /** Set once the API listens: with port 0 the real port is known only then. */
   advertise(address: string): void {

@@ -4,6 +4,7 @@ import { type Logger, pino } from "pino";
 import { Subject } from "rxjs";
 import { createProjections } from "../projections/index.ts";
 import type { ClusterBootstrapped } from "../streams/cluster.ts";
+import type { Actor } from "../streams/event-schema.ts";
 import { allSchemas } from "../streams/index.ts";
 import { buildApi } from "./api/build-api.ts";
 import type { ApiContext } from "./api/context.ts";
@@ -14,8 +15,12 @@ import { SoleLeadership } from "./leadership.ts";
 import type { EventLog } from "./log/event-log.ts";
 import { openLog } from "./log/open-log.ts";
 import { Metrics } from "./metrics/metrics.ts";
+import { createServices } from "./services/index.ts";
+import { ServiceRunner } from "./services/service-runner.ts";
 import { SnapshotFile } from "./store/snapshot-file.ts";
 import { Store } from "./store/store.ts";
+import { writeEvents } from "./store/writer.ts";
+import { type Clock, systemClock } from "./util/clock.ts";
 
 export interface RunningServer {
   /** The address the HTTP API listens on, e.g. 127.0.0.1:4646 (the real port when 0 was asked for). */
@@ -30,8 +35,8 @@ export interface RunningServer {
 
 export interface ServerDeps {
   readonly logger?: Logger;
-  /** Wall clock for envelope timestamps; tests pass a virtual one. */
-  readonly now?: () => number;
+  /** Time for envelopes and service timers; tests pass a VirtualClock. */
+  readonly clock?: Clock;
 }
 
 /**
@@ -40,7 +45,7 @@ export interface ServerDeps {
  */
 export async function startServer(config: ServerConfig, deps: ServerDeps = {}): Promise<RunningServer> {
   const logger = deps.logger ?? pino({ level: config.logLevel, name: "chronomad" });
-  const now = deps.now ?? Date.now;
+  const clock = deps.clock ?? systemClock;
   const codec = new EnvelopeCodec(allSchemas);
   const projections = createProjections();
   const log = await openLog(config.log, { logger, fsync: config.fsync });
@@ -72,11 +77,25 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     metrics,
     logger,
     closing$: closing.asObservable(),
-    now,
+    clock,
   };
   registerStoreMetrics(metrics, store);
 
   await bootstrapCluster(ctx);
+
+  const services = new ServiceRunner(
+    createServices(config),
+    {
+      config,
+      store,
+      tables: projections.tables,
+      clock,
+      logger: logger.child({ component: "services" }),
+      write: (drafts) => writeEvents(store, clock.now(), serverActor(config), drafts),
+    },
+    logger,
+  );
+  services.attach(leadership);
 
   const http = await buildApi(ctx);
   await http.listen({ host, port });
@@ -96,6 +115,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
       closing.next("closing");
       closing.complete();
       await http.close();
+      await services.close();
       await store.caughtUp().catch(() => undefined);
       await store.snapshot().catch((err: Error) => logger.error({ err }, "snapshot at shutdown failed"));
       await store.stop();
@@ -116,20 +136,21 @@ async function bootstrapCluster(ctx: ApiContext): Promise<void> {
   if (ctx.tables.cluster.get("cluster")) return;
   const data: ClusterBootstrapped = {
     ClusterID: randomUUID(),
-    CreateTime: ctx.now(),
+    CreateTime: ctx.clock.now(),
     ServerName: ctx.config.serverName,
   };
-  const outcome = await ctx.store.write({
-    type: "ClusterBootstrapped",
-    v: 1,
-    at: ctx.now(),
-    by: { kind: "server", id: ctx.config.serverName },
-    data,
-  });
+  const { outcomes } = await writeEvents(ctx.store, ctx.clock.now(), serverActor(ctx.config), [
+    { type: "ClusterBootstrapped", v: 1, data },
+  ]);
   ctx.logger.info(
-    { clusterId: ctx.tables.cluster.get("cluster")?.ClusterID, won: outcome.status === "applied" },
+    { clusterId: ctx.tables.cluster.get("cluster")?.ClusterID, won: outcomes[0]?.status === "applied" },
     "cluster bootstrapped",
   );
+}
+
+/** The actor of everything a server decides on its own (expiry, scheduling, GC). */
+export function serverActor(config: ServerConfig): Actor {
+  return { kind: "server", id: config.serverName };
 }
 
 function registerStoreMetrics(metrics: Metrics, store: Store): void {

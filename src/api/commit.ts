@@ -1,29 +1,26 @@
-import type { Envelope } from "../../streams/event-schema.ts";
 import type { AuthenticatedIdentity } from "../auth/authenticate.ts";
+import { type Draft, writeEvents } from "../store/writer.ts";
 import { ApiError } from "./api-error.ts";
 import type { ApiContext } from "./context.ts";
 
-/** An event as a handler builds it: the envelope minus what commit stamps on it. */
-export type Draft<E extends Envelope = Envelope> = Pick<E, "type" | "v" | "data">;
+export type { Draft } from "../store/writer.ts";
 
 /**
- * The write path of every handler: stamp the events with the time and the
- * caller, append them as one run, wait until they are applied, and turn a
- * rejection at apply (the second validation) into the matching API error.
- * Resolves with the index of the last event.
+ * The write path of every handler: append the events as the caller, wait
+ * until they are applied, and turn a rejection at apply (the second
+ * validation) into the matching API error. Resolves with the index of the
+ * last event.
  */
 export async function commit(
   ctx: ApiContext,
   identity: AuthenticatedIdentity,
   drafts: readonly Draft[],
 ): Promise<number> {
-  const at = ctx.now();
   const started = performance.now();
-  const { first, last } = await ctx.store.append(drafts.map((d) => ({ ...d, at, by: identity.actor })));
-  ctx.metrics.sample("chronomad.log.append_ms", performance.now() - started);
-  for (let i = first; i <= last; i++) {
-    const outcome = await ctx.store.waitFor(i);
+  const { index, outcomes } = await writeEvents(ctx.store, ctx.clock.now(), identity.actor, drafts);
+  ctx.metrics.sample("chronomad.write_ms", performance.now() - started);
+  for (const outcome of outcomes) {
     if (outcome.status === "rejected") throw new ApiError(outcome.code, outcome.reason);
   }
-  return last;
+  return index;
 }

@@ -6,6 +6,7 @@ import type { ServerConfig } from "../config.ts";
 import type { Leadership } from "../leadership.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { Store } from "../store/store.ts";
+import type { Clock } from "../util/clock.ts";
 
 /** What every API plugin is given: the server's parts, nothing global. */
 export interface ApiContext {
@@ -18,6 +19,6 @@ export interface ApiContext {
   readonly logger: Logger;
   /** Emits once when the server starts shutting down, so long waits end early. */
   readonly closing$: Observable<"closing">;
-  /** Wall-clock milliseconds; the timestamp stamped on envelopes. */
-  readonly now: () => number;
+  /** The time stamped on envelopes and used by timers; virtual in tests. */
+  readonly clock: Clock;
 }

@@ -90,8 +90,10 @@ async function verify(dir: string, out: NodeJS.WritableStream): Promise<number> 
   out.write(`log ${report.dir}\n`);
   for (const s of report.segments) {
     const range =
-      s.records > 0 ? `${s.firstIndex}..${s.firstIndex + s.records - 1}` : `empty (next ${s.firstIndex})`;
-    out.write(`  ${basename(s.file)}  records ${range}  ${s.bytes} bytes\n`);
+      s.records > 0 ? `${s.firstIndex}..${s.firstIndex + s.records - 1}` : `none (from ${s.firstIndex})`;
+    const p = report.problem;
+    const damaged = p?.file === s.file ? `  <- ${p.kind} at byte offset ${p.offset}` : "";
+    out.write(`  ${basename(s.file)}  records ${range}  ${s.bytes} bytes${damaged}\n`);
   }
   out.write(
     `segments: ${report.segments.length}, records: ${report.records}` +

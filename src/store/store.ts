@@ -35,14 +35,16 @@ const REJECTIONS_KEPT = 16_384;
  */
 export class Store {
   private readonly projections: readonly Projection[];
-  private readonly byType = new Map<string, Projection[]>();
+  /** Per projection, the last index it applied (they differ while one is rebuilt from the log). */
+  private readonly slots = new Map<string, Slot>();
+  private readonly byType = new Map<string, Slot[]>();
   private readonly tables = new Map<string, AnyTable>();
-  private readonly positions = new Map<string, number>();
   private readonly changes = new Subject<Change>();
   private readonly applied = new Subject<AppliedBatch>();
   private readonly waiters = new Waiters<Outcome>();
   /** Rejections of recent records; an index not found here was applied. */
   private readonly rejections = new Map<number, Outcome>();
+  private readonly context: RecordContext;
   private tailSubscription: Subscription | undefined;
   private appliedTo = 0;
   private sinceSnapshot = 0;
@@ -56,7 +58,10 @@ export class Store {
 
   constructor(private readonly options: StoreOptions) {
     this.projections = options.projections;
+    this.context = new RecordContext(this.changes);
     for (const p of this.projections) {
+      const slot: Slot = { projection: p, position: 0 };
+      this.slots.set(p.name, slot);
       for (const t of p.tables) {
         if (this.tables.has(t.name)) throw new Error(`table ${t.name} is declared by two projections`);
         this.tables.set(t.name, t);
@@ -65,10 +70,9 @@ export class Store {
         if (!options.codec.has(type))
           throw new Error(`projection ${p.name} handles unknown event type ${type}`);
         const list = this.byType.get(type) ?? [];
-        list.push(p);
+        list.push(slot);
         this.byType.set(type, list);
       }
-      this.positions.set(p.name, 0);
     }
   }
 
@@ -100,10 +104,19 @@ export class Store {
    */
   async start(): Promise<void> {
     await this.loadSnapshot();
-    const from = Math.min(...this.positions.values()) + 1;
+    const from = Math.min(...[...this.slots.values()].map((s) => s.position)) + 1;
     const startedAt = performance.now();
     const target = this.options.log.lastIndex();
-    for await (const batch of this.options.log.read(from, { maxBatch: 4096 })) this.applyBatch(batch);
+    // Ask for the next batch before applying this one, so the read of the
+    // next batch overlaps the apply of this one.
+    const batches = this.options.log.read(from, { maxBatch: 4096 })[Symbol.asyncIterator]();
+    for (let next = batches.next(); ; ) {
+      const { done, value } = await next;
+      if (done) break;
+      next = batches.next();
+      this.applyBatch(value);
+      if (this.failure) throw this.failure;
+    }
     if (target >= from) {
       this.options.logger.info(
         { from, to: this.appliedTo, ms: Math.round(performance.now() - startedAt) },
@@ -192,13 +205,14 @@ export class Store {
   private applyBatch(batch: readonly LogRecord[]): void {
     if (this.failure) return;
     const touched = new Set<string>();
+    this.context.touched = touched;
     try {
       for (const record of batch) {
         if (record.index <= this.appliedTo) continue;
         if (record.index !== this.appliedTo + 1) {
           throw new Error(`log gap: expected index ${this.appliedTo + 1}, got ${record.index}`);
         }
-        this.applyRecord(record, touched);
+        this.applyRecord(record);
         this.appliedTo = record.index;
       }
     } catch (err) {
@@ -214,15 +228,16 @@ export class Store {
     }
   }
 
-  private applyRecord(record: LogRecord, touched: Set<string>): void {
+  private applyRecord(record: LogRecord): void {
     const envelope = this.options.codec.decode(record.bytes);
-    const handlers = this.byType.get(envelope.type);
-    if (!handlers) return;
-    const ctx = new RecordContext(record.index, this.changes, touched);
-    for (const p of handlers) {
-      if (this.positions.get(p.name)! >= record.index) continue;
-      p.evolve(ctx, envelope);
-      this.positions.set(p.name, record.index);
+    const slots = this.byType.get(envelope.type);
+    if (!slots) return;
+    const ctx = this.context;
+    ctx.reset(record.index);
+    for (const slot of slots) {
+      if (slot.position >= record.index) continue;
+      slot.projection.evolve(ctx, envelope);
+      slot.position = record.index;
     }
     if (ctx.rejection) {
       this.rejections.set(record.index, ctx.rejection);
@@ -279,7 +294,7 @@ export class Store {
         const saved = rowsByTable.get(t.name);
         t.restore((saved?.rows ?? []) as IndexedRow[], saved?.index ?? 0);
       }
-      this.positions.set(p.name, data.index);
+      this.slots.get(p.name)!.position = data.index;
     }
     this.appliedTo = stale.size > 0 ? 0 : data.index;
     this.options.logger.info(
@@ -289,15 +304,25 @@ export class Store {
   }
 }
 
+interface Slot {
+  readonly projection: Projection;
+  position: number;
+}
+
+/** One per store, reset for each record: applying allocates nothing of its own. */
 class RecordContext implements ApplyContext {
+  index = 0;
   rejection: Outcome | undefined;
+  touched = new Set<string>();
   private changed = false;
 
-  constructor(
-    readonly index: number,
-    private readonly changes: Subject<Change>,
-    private readonly touched: Set<string>,
-  ) {}
+  constructor(private readonly changes: Subject<Change>) {}
+
+  reset(index: number): void {
+    this.index = index;
+    this.rejection = undefined;
+    this.changed = false;
+  }
 
   get rejected(): boolean {
     return this.rejection !== undefined;

@@ -42,12 +42,20 @@ export class Table<R extends IndexedRow> implements AnyTable {
   private readonly keys = new SortedList<string>(compareStrings);
   private readonly secondary = new Map<string, Map<string, Set<string>>>();
   private readonly ordered: SortedList<R> | undefined;
+  private readonly indexers: readonly (readonly [
+    Map<string, Set<string>>,
+    (row: R) => string | readonly string[] | undefined,
+  ])[];
   /** The highest log index that changed this table: Nomad's per-table index. */
   private modifyIndex = 0;
 
   constructor(readonly spec: TableSpec<R>) {
     this.name = spec.name;
-    for (const name of Object.keys(spec.indexes ?? {})) this.secondary.set(name, new Map());
+    this.indexers = Object.entries(spec.indexes ?? {}).map(([name, fn]) => {
+      const idx = new Map<string, Set<string>>();
+      this.secondary.set(name, idx);
+      return [idx, fn] as const;
+    });
     this.ordered = spec.order ? new SortedList(spec.order) : undefined;
   }
 
@@ -155,8 +163,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
   }
 
   private file(key: string, row: R): void {
-    for (const [name, fn] of Object.entries(this.spec.indexes ?? {})) {
-      const idx = this.secondary.get(name)!;
+    for (const [idx, fn] of this.indexers) {
       for (const value of asList(fn(row))) {
         const set = idx.get(value);
         if (set) set.add(key);
@@ -166,8 +173,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
   }
 
   private unfile(key: string, row: R): void {
-    for (const [name, fn] of Object.entries(this.spec.indexes ?? {})) {
-      const idx = this.secondary.get(name)!;
+    for (const [idx, fn] of this.indexers) {
       for (const value of asList(fn(row))) {
         const set = idx.get(value);
         if (!set) continue;
@@ -181,6 +187,19 @@ export class Table<R extends IndexedRow> implements AnyTable {
 function asList(v: string | readonly string[] | undefined): readonly string[] {
   if (v === undefined) return [];
   return typeof v === "string" ? [v] : v;
+}
+
+/**
+ * A new row from its spec and the indexes that stamp it. The index fields go
+ * first because V8 (Node 20) takes a slow path, about fifty times slower,
+ * for an object literal that adds new keys after a spread; replay speed
+ * depends on it. A spec that carries its own index fields (a client echoing
+ * a row back) is overridden, on the fast path since the keys then exist.
+ */
+export function stamped<S extends object>(spec: S, CreateIndex: number, ModifyIndex: number): S & IndexedRow {
+  const row = { CreateIndex, ModifyIndex, ...spec };
+  if (row.CreateIndex === CreateIndex && row.ModifyIndex === ModifyIndex) return row;
+  return { ...row, CreateIndex, ModifyIndex };
 }
 
 /** Orders rows by CreateIndex, then by ID: the order Nomad lists evaluations, allocations and jobs in. */

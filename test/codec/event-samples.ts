@@ -1,3 +1,4 @@
+import { newEvaluation } from "../../streams/evals.ts";
 import type { Envelope } from "../../streams/event-schema.ts";
 
 const at = 1_763_800_000_000;
@@ -33,4 +34,24 @@ export const eventSamples: readonly Envelope[] = [
     },
   },
   { type: "NamespaceDeleted", v: 1, at, by, data: { Name: "web" } },
+  {
+    type: "EvaluationsUpserted",
+    v: 1,
+    at,
+    by: { kind: "server", id: "server-1" },
+    data: {
+      Evals: [
+        newEvaluation({
+          ID: "8e9a3c1d-5b7f-4e2a-9c3d-1f2e3d4c5b6a",
+          Namespace: "default",
+          Type: "service",
+          TriggeredBy: "node-update",
+          JobID: "web",
+          NodeID: "f1e2d3c4-b5a6-4978-8a9b-0c1d2e3f4a5b",
+          NodeModifyIndex: 41,
+          CreateTime: at * 1e6,
+        }),
+      ],
+    },
+  },
 ];

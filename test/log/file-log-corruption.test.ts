@@ -108,6 +108,25 @@ describe("file log corruption", () => {
     expect((await verifyFileLog(dir)).problem).toBeUndefined();
   });
 
+  it('with verifyOnOpen "structure", opens past a damaged payload in a sealed segment but refuses to read it', async () => {
+    const dir = await makeLog(300);
+    const names = await segmentNames(dir);
+    const seg = await framesOf(dir, names[1]!);
+    const frame = seg.offsets[3]!;
+    await flipByte(seg.path, frame + 12);
+    await expect(openError(dir)).resolves.toMatchObject({ code: "corrupt" });
+    const log = await openFileLog(dir, { verifyOnOpen: "structure" });
+    try {
+      expect(log.lastIndex()).toBe(300);
+      await expect(readAllOf(log)).rejects.toThrow(`${seg.path} at byte offset ${frame}`);
+      const after: LogRecord[] = [];
+      for await (const b of log.read(seg.first + 4)) after.push(...b);
+      expect(after.length).toBe(300 - seg.first - 3);
+    } finally {
+      await log.close();
+    }
+  });
+
   it("refuses damage in the middle of the last segment rather than cutting acknowledged records", async () => {
     for (const target of ["payload", "length"] as const) {
       const dir = await makeLog(120);

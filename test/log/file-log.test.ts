@@ -21,6 +21,17 @@ eventLogContract("file", () => {
   };
 });
 
+eventLogContract("file (fsync never)", () => {
+  let dir: string | undefined;
+  return {
+    open: async () => {
+      dir = await dirs.make();
+      return openFileLog(dir, { fsync: "never", segmentBytes: 2048 });
+    },
+    reopen: () => openFileLog(dir!, { fsync: "never", segmentBytes: 2048 }),
+  };
+});
+
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 const record = (i: number) => enc.encode(`record-${i}-${"x".repeat(i % 97)}`);

@@ -17,7 +17,7 @@ export const metricsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) =>
       if (format === "prometheus") {
         return reply.type("text/plain; version=0.0.4; charset=utf-8").send(ctx.metrics.toPrometheus());
       }
-      return ctx.metrics.toJSON(new Date(ctx.now()));
+      return ctx.metrics.toJSON(new Date(ctx.clock.now()));
     },
   );
 };

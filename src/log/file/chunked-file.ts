@@ -27,6 +27,15 @@ export class ChunkedFile {
   ) {}
 
   /**
+   * The chunk holding bytes [pos, pos + n) if it is already in memory. Hot
+   * loops try this first: awaiting even a resolved value costs a microtask
+   * turn per frame, which dominates when frames are small.
+   */
+  peek(pos: number, n: number): Buffer | undefined {
+    return pos >= this.base && pos + n <= this.base + this.buf.length ? this.buf : undefined;
+  }
+
+  /**
    * Makes bytes [pos, pos + n) available and returns the chunk holding them;
    * byte `pos` is at `pos - chunkStart()` in it.
    */

@@ -1,6 +1,6 @@
-import { type FileHandle, mkdir, open, unlink } from "node:fs/promises";
+import { type FileHandle, mkdir, open } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { Observable, Subject } from "rxjs";
+import { type Observable, Subject } from "rxjs";
 import {
   type AppendResult,
   type EventLog,
@@ -8,23 +8,20 @@ import {
   type LogRecord,
   type ReadOptions,
 } from "../event-log.ts";
-import {
-  encodeSegmentHeader,
-  FRAME_HEADER_SIZE,
-  frameChecksum,
-  MAX_RECORD_BYTES,
-  segmentFileName,
-} from "./format.ts";
+import { encodeCommit, recordsOfCommit } from "./commit-buffer.ts";
+import { encodeSegmentHeader, FRAME_HEADER_SIZE, MAX_RECORD_BYTES, segmentFileName } from "./format.ts";
 import { describeProblem, inspectLog } from "./inspect.ts";
 import { DEFAULT_INDEX_INTERVAL, DEFAULT_SEGMENT_BYTES, type FileLogOptions } from "./options.ts";
+import { cutTornTail } from "./recovery.ts";
 import { syncDirectory } from "./segment-files.ts";
 import { readSegment, type SegmentView } from "./segment-reader.ts";
 import { SparseIndex } from "./sparse-index.ts";
+import { tailFrom } from "./tail.ts";
 
 const DEFAULT_BATCH = 1024;
 
 /** One segment as the open log knows it; `records` and `end` only ever cover durable frames. */
-interface Segment {
+export interface Segment {
   readonly path: string;
   readonly firstIndex: number;
   records: number;
@@ -64,7 +61,15 @@ export async function openFileLog(dir: string, options: FileLogOptions = {}): Pr
   if (openDirs.has(abs)) throw new LogError(`file log ${abs} is already open in this process`, "config");
   openDirs.add(abs);
   try {
-    await mkdir(abs, { recursive: true });
+    const created = await mkdir(abs, { recursive: true });
+    if (created !== undefined) {
+      // A new directory is itself an entry in its parent: without syncing the
+      // parents, a power loss could take the directory and its records away.
+      for (let d = abs; ; d = dirname(d)) {
+        await syncDirectory(dirname(d));
+        if (d === created) break;
+      }
+    }
     const inspection = await inspectLog(abs, {
       verifySealed: (options.verifyOnOpen ?? "full") === "full",
       indexIntervalBytes: options.indexIntervalBytes ?? DEFAULT_INDEX_INTERVAL,
@@ -83,35 +88,9 @@ export async function openFileLog(dir: string, options: FileLogOptions = {}): Pr
       end: scan.validEnd,
       index,
     }));
-    const torn = inspection.tornTail;
-    let activeHandle: FileHandle | undefined;
-    if (torn?.removeFile) {
-      options.logger?.warn(
-        { file: torn.file, bytes: torn.droppedBytes, reason: torn.reason },
-        "file log: removing a segment whose creation was cut short",
-      );
-      await unlink(torn.file);
-      await syncDirectory(abs);
-      segments.pop();
-    }
+    if (inspection.tornTail) await cutTornTail(abs, inspection.tornTail, segments, options.logger);
     const last = segments[segments.length - 1];
-    if (last) {
-      activeHandle = await open(last.path, "r+");
-      if (torn && !torn.removeFile) {
-        options.logger?.warn(
-          {
-            file: torn.file,
-            offset: torn.offset,
-            index: torn.index,
-            bytes: torn.droppedBytes,
-            reason: torn.reason,
-          },
-          "file log: cutting a torn write off the end of the log",
-        );
-        await activeHandle.truncate(last.end);
-        await activeHandle.datasync();
-      }
-    }
+    const activeHandle = last ? await open(last.path, "r+") : undefined;
     return new FileLog(dir, abs, options, segments, activeHandle);
   } catch (err) {
     openDirs.delete(abs);
@@ -191,61 +170,33 @@ export class FileLog implements EventLog {
     let seg: Segment | undefined;
     try {
       seg = await this.writableSegment();
-      const buf = Buffer.allocUnsafe(frameBytes);
       const firstIndex = this.durableLast + 1;
-      const entries: number[] = [];
-      let off = 0;
-      let index = firstIndex;
-      let sinceEntry = this.indexInterval;
-      for (const p of group) {
-        for (const r of p.records) {
-          if (sinceEntry >= this.indexInterval) {
-            entries.push(index, seg.end + off);
-            sinceEntry = 0;
-          }
-          buf.writeUInt32LE(r.length, off);
-          buf.writeUInt32LE(frameChecksum(r), off + 4);
-          buf.set(r, off + FRAME_HEADER_SIZE);
-          const size = FRAME_HEADER_SIZE + r.length;
-          off += size;
-          sinceEntry += size;
-          index++;
-        }
-      }
+      const { buf, records, indexEntries } = encodeCommit(
+        group.map((p) => p.records),
+        frameBytes,
+        firstIndex,
+        seg.end,
+        this.indexInterval,
+      );
       await writeFully(this.activeHandle!, buf, seg.end);
       if (this.syncEachCommit) await this.activeHandle!.datasync();
 
-      for (let i = 0; i < entries.length; i += 2) seg.index.note(entries[i]!, entries[i + 1]!);
-      seg.records += index - firstIndex;
+      for (let i = 0; i < indexEntries.length; i += 2) seg.index.note(indexEntries[i]!, indexEntries[i + 1]!);
+      seg.records += records;
       seg.end += frameBytes;
-      this.durableLast = index - 1;
+      this.durableLast = firstIndex + records - 1;
       let next = firstIndex;
       for (const p of group) {
         p.resolve({ first: next, last: next + p.records.length - 1 });
         next += p.records.length;
       }
-      if (this.live.observed) this.publish(buf, firstIndex);
+      // Tail subscribers get views into the commit buffer (never reused), not copies.
+      if (this.live.observed)
+        for (const batch of recordsOfCommit(buf, firstIndex, DEFAULT_BATCH)) this.live.next(batch);
     } catch (err) {
       this.fail(err, seg?.path ?? this.dir);
       for (const p of group) p.reject(this.failure);
     }
-  }
-
-  /** Hands a durable commit to tail subscribers as views into the commit buffer (never reused). */
-  private publish(buf: Buffer, firstIndex: number): void {
-    let batch: LogRecord[] = [];
-    let index = firstIndex;
-    for (let off = 0; off < buf.length; index++) {
-      const length = buf.readUInt32LE(off);
-      const start = off + FRAME_HEADER_SIZE;
-      batch.push({ index, bytes: buf.subarray(start, start + length) });
-      off = start + length;
-      if (batch.length === DEFAULT_BATCH) {
-        this.live.next(batch);
-        batch = [];
-      }
-    }
-    if (batch.length > 0) this.live.next(batch);
   }
 
   private fail(err: unknown, path: string): void {
@@ -264,8 +215,8 @@ export class FileLog implements EventLog {
   /** The segment the next commit goes to: the current one, or a new one once it has passed segmentBytes. */
   private async writableSegment(): Promise<Segment> {
     const current = this.segments[this.segments.length - 1];
-    if (current && this.activeHandle && (current.end < this.segmentBytes || current.records === 0))
-      return current;
+    const hasRoom = current && (current.end < this.segmentBytes || current.records === 0);
+    if (current && hasRoom && this.activeHandle) return current;
     if (this.activeHandle) {
       // Sealed segments are synced even with fsync "never", so that only the
       // last segment can ever need recovery.
@@ -336,43 +287,10 @@ export class FileLog implements EventLog {
   }
 
   tail(fromIndex: number): Observable<LogRecord[]> {
-    return new Observable<LogRecord[]>((subscriber) => {
-      let next = Math.max(1, fromIndex);
-      let caughtUp = false;
-      // Live batches are ignored until the backlog is read: the backlog reader
-      // keeps reading from disk until it reaches lastIndex(), and switches to
-      // live in the same synchronous step as that check, so every commit is
-      // seen exactly once - by the reader if it became durable before the
-      // switch, live after it. Nothing is buffered for a slow reader, and
-      // appends never wait for one.
-      const live = this.live.subscribe({
-        next: (batch) => {
-          if (!caughtUp) return;
-          const first = batch[0]!.index;
-          const last = batch[batch.length - 1]!.index;
-          if (last < next) return;
-          subscriber.next(first >= next ? batch : batch.slice(next - first));
-          next = last + 1;
-        },
-        error: (err) => subscriber.error(err),
-        complete: () => subscriber.complete(),
-      });
-      const catchUp = async () => {
-        while (!subscriber.closed) {
-          if (next > this.durableLast) {
-            caughtUp = true;
-            return;
-          }
-          for await (const batch of this.read(next)) {
-            if (subscriber.closed) return;
-            next = batch[batch.length - 1]!.index + 1;
-            subscriber.next(batch);
-          }
-        }
-      };
-      catchUp().catch((err: unknown) => subscriber.error(err));
-      return () => live.unsubscribe();
-    });
+    return tailFrom(
+      { read: (from) => this.read(from), lastIndex: () => this.durableLast, live: this.live },
+      fromIndex,
+    );
   }
 
   lastIndex(): number {

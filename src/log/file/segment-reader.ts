@@ -40,10 +40,10 @@ export async function* readSegment(
     let index = start.index;
     let batch: LogRecord[] = [];
     while (index <= stop) {
-      let buf = await file.at(pos, FRAME_HEADER_SIZE);
+      let buf = file.peek(pos, FRAME_HEADER_SIZE) ?? (await file.at(pos, FRAME_HEADER_SIZE));
       const length = buf.readUInt32LE(pos - file.chunkStart());
       if (index >= from) {
-        buf = await file.at(pos, FRAME_HEADER_SIZE + length);
+        buf = file.peek(pos, FRAME_HEADER_SIZE + length) ?? (await file.at(pos, FRAME_HEADER_SIZE + length));
         const at = pos - file.chunkStart();
         const payload = at + FRAME_HEADER_SIZE;
         if (frameChecksum(buf, payload, payload + length) !== buf.readUInt32LE(at + 4)) {

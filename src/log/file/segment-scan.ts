@@ -94,14 +94,14 @@ export async function scanSegment(
     };
     while (pos < fileSize && index <= until) {
       if (fileSize - pos < FRAME_HEADER_SIZE) return bad("incomplete frame header");
-      let buf = await file.at(pos, FRAME_HEADER_SIZE);
+      let buf = file.peek(pos, FRAME_HEADER_SIZE) ?? (await file.at(pos, FRAME_HEADER_SIZE));
       let at = pos - file.chunkStart();
       const length = buf.readUInt32LE(at);
       if (length > MAX_RECORD_BYTES || length > fileSize - pos - FRAME_HEADER_SIZE) {
         return bad(`frame length ${length} runs past the end of the file`);
       }
       if (options.verifyCrc) {
-        buf = await file.at(pos, FRAME_HEADER_SIZE + length);
+        buf = file.peek(pos, FRAME_HEADER_SIZE + length) ?? (await file.at(pos, FRAME_HEADER_SIZE + length));
         at = pos - file.chunkStart();
         const stored = buf.readUInt32LE(at + 4);
         const start = at + FRAME_HEADER_SIZE;

@@ -27,8 +27,8 @@ import { Re2Error, translateRe2 } from "./re2.ts";
 
 export type Predicate = (datum: unknown) => boolean;
 
+/** What a selector resolves to when bexpr would apply the operator's not-present disposition. */
 const MISSING: unique symbol = Symbol("missing");
-type Resolved = unknown;
 
 const NO_MATCH = 0;
 const MATCH = 1;
@@ -148,7 +148,7 @@ function compileMatch(expr: MatchExpression, source: string): Predicate {
  * by own key, arrays by integer index, anything else is a dead end. Returns
  * MISSING only where bexpr would apply the not-present disposition.
  */
-function compileSelector(selector: Selector, fail: (detail: string) => never): (datum: unknown) => Resolved {
+function compileSelector(selector: Selector, fail: (detail: string) => never): (datum: unknown) => unknown {
   const parts = selector.path;
   const last = parts.length - 1;
   const indexes = parts.map((part) => {

@@ -38,7 +38,8 @@ const isIdentifierRest = (cp: number) => isAsciiLetter(cp) || isDigit(cp) || cp 
 const POINTER_PUNCTUATION = new Set([0x2d, 0x5f, 0x2e, 0x7e, 0x3a, 0x7c]);
 const LETTER_OR_NUMBER = /^[\p{L}\p{N}]$/u;
 const isPointerChar = (cp: number) =>
-  POINTER_PUNCTUATION.has(cp) || (cp > 0x7f ? LETTER_OR_NUMBER.test(String.fromCodePoint(cp)) : isIdentifierRest(cp) && cp !== 0x2f);
+  POINTER_PUNCTUATION.has(cp) ||
+  (cp > 0x7f ? LETTER_OR_NUMBER.test(String.fromCodePoint(cp)) : isIdentifierRest(cp) && cp !== 0x2f);
 
 class Parser {
   private pos = 0;
@@ -273,7 +274,8 @@ class Parser {
         this.ws();
         if (this.or() !== FAIL) {
           this.ws();
-          if (this.notAhead(() => this.lit(")"))) this.addError(this.pos, "grouping", "Unmatched parentheses");
+          if (this.notAhead(() => this.lit(")")))
+            this.addError(this.pos, "grouping", "Unmatched parentheses");
         }
       }
       this.pos = start;
@@ -340,7 +342,8 @@ class Parser {
       const operator = this.firstOperator(inOperators);
       if (operator !== FAIL) {
         const selector = this.selector();
-        if (selector !== FAIL) return { kind: "match", operator, selector, value, valueIndex: start, index: start };
+        if (selector !== FAIL)
+          return { kind: "match", operator, selector, value, valueIndex: start, index: start };
       }
     }
     this.pos = start;
@@ -456,7 +459,8 @@ class Parser {
     this.pos = start;
     if (this.lit("[")) {
       this.ws();
-      if (this.notAhead(() => this.stringLiteral() !== FAIL)) this.addError(this.pos, "index", "Invalid index");
+      if (this.notAhead(() => this.stringLiteral() !== FAIL))
+        this.addError(this.pos, "index", "Invalid index");
     }
     this.pos = start;
     if (this.lit("[")) {
@@ -496,7 +500,8 @@ class Parser {
   private numberLiteral(): Result<string> {
     const start = this.pos;
     this.lit("-");
-    if (this.integerOrFloat() && this.andAhead(() => this.afterNumbers())) return this.src.slice(start, this.pos);
+    if (this.integerOrFloat() && this.andAhead(() => this.afterNumbers()))
+      return this.src.slice(start, this.pos);
     this.pos = start;
     this.lit("-");
     if (this.integerOrFloat() && this.notAhead(() => this.afterNumbers())) {
@@ -540,7 +545,7 @@ class Parser {
   private stringLiteral(): Result<string> {
     return this.memoized("string", () => {
       const start = this.pos;
-      if (this.quoted("`", true) || ((this.pos = start), this.quoted('"', true))) {
+      if (this.eitherQuote(true)) {
         const unquoted = goUnquote(this.src.slice(start, this.pos));
         if (unquoted === undefined) {
           this.addError(start, "string", "invalid syntax");
@@ -549,12 +554,20 @@ class Parser {
         return unquoted;
       }
       this.pos = start;
-      if (this.quoted("`", false) || ((this.pos = start), this.quoted('"', false))) {
+      if (this.eitherQuote(false)) {
         if (this.eof()) this.addError(this.pos, "string", "Unterminated string literal");
       }
       this.pos = start;
       return FAIL;
     });
+  }
+
+  /** `` '`' … / '"' … `` — the backtick form first, as the grammar orders them. */
+  private eitherQuote(closed: boolean): boolean {
+    const start = this.pos;
+    if (this.quoted("`", closed)) return true;
+    this.pos = start;
+    return this.quoted('"', closed);
   }
 
   /** `q (!q .)* q` when closed, or the unterminated prefix `q (!q .)*` when not. */
