@@ -61,3 +61,24 @@ export const NO_JOBS: DeleteSafetyLookups = {
   job: () => undefined,
   allocsByEval: () => [],
 };
+
+/** A table of allocations with Nomad's `eval` index (allocations by EvalID). */
+export interface AllocsByEvalTable {
+  by(index: "eval", value: string): readonly AllocSafetyView[];
+}
+
+/**
+ * The lookups over the tables this build keeps. The evals projection (at
+ * apply) and the delete handler (before appending) both build theirs here
+ * from the same tables, so they judge every evaluation alike. There is no
+ * jobs table yet, so every job reads as gone and, by Nomad's rule, every
+ * evaluation is safe; the allocation check takes effect once jobs exist.
+ */
+export function deleteSafetyLookups(tables: object): DeleteSafetyLookups {
+  // `object`: the set of tables grows with the build; only `allocs` matters here.
+  const allocs = (tables as { readonly allocs?: AllocsByEvalTable }).allocs;
+  return {
+    job: () => undefined,
+    allocsByEval: allocs ? (evalID) => allocs.by("eval", evalID) : () => [],
+  };
+}

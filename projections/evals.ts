@@ -94,13 +94,7 @@ export function evalsProjection(deps: EvalsProjectionDeps = {}) {
   const upsert = (ctx: ApplyContext, event: Envelope, data: EvaluationsUpserted) => {
     for (const spec of data.Evals) {
       const before = evals.get(spec.ID);
-      ctx.put(evals, {
-        ...spec,
-        RelatedEvals: null,
-        LeaderACL: "",
-        CreateIndex: before?.CreateIndex ?? ctx.index,
-        ModifyIndex: ctx.index,
-      });
+      ctx.put(evals, evaluationRow(spec, before?.CreateIndex ?? ctx.index, ctx.index));
       // Nomad (nestedUpsertEval): a successful evaluation makes the job's
       // blocked evaluations pointless, so they are canceled in the same apply.
       if (spec.Status === "complete" && isEmpty(spec.FailedTGAllocs)) {
@@ -143,7 +137,7 @@ export function evalsProjection(deps: EvalsProjectionDeps = {}) {
   const deleteByID = (ctx: ApplyContext, event: Envelope, data: EvaluationsDeleted) => {
     if (data.UserInitiated && !brokerPaused()) return ctx.reject(400, BROKER_NOT_PAUSED);
     const present: string[] = [];
-    for (const id of data.EvalIDs) {
+    for (const id of new Set(data.EvalIDs)) {
       const row = evals.get(id);
       if (!row) continue;
       if (data.UserInitiated && !isSafe(row)) return ctx.reject(400, `eval ${id} is not safe to delete`);
@@ -201,6 +195,24 @@ export function evalsProjection(deps: EvalsProjectionDeps = {}) {
     },
   };
   return { projection, evals, evalDeletes };
+}
+
+/**
+ * The stored row: the fixed fields go first, then the spec (V8 builds an
+ * object literal that adds keys after a spread on a slow path; see
+ * `stamped`). A spec that is a row echoed back gets its fields overridden.
+ */
+function evaluationRow(spec: EvaluationSpec, CreateIndex: number, ModifyIndex: number): EvaluationRow {
+  const row: EvaluationRow = { CreateIndex, ModifyIndex, RelatedEvals: null, LeaderACL: "", ...spec };
+  if (
+    row.CreateIndex === CreateIndex &&
+    row.ModifyIndex === ModifyIndex &&
+    row.RelatedEvals === null &&
+    row.LeaderACL === ""
+  ) {
+    return row;
+  }
+  return { ...row, CreateIndex, ModifyIndex, RelatedEvals: null, LeaderACL: "" };
 }
 
 function isEmpty(map: Readonly<Record<string, unknown>> | null): boolean {

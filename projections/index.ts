@@ -1,7 +1,10 @@
 import type { Projection } from "../src/store/projection.ts";
+import { allocsProjection } from "./allocs.ts";
 import { clusterProjection } from "./cluster.ts";
 import { evalsProjection } from "./evals.ts";
+import { leadershipProjection } from "./leadership.ts";
 import { namespacesProjection } from "./namespaces.ts";
+import { nodesProjection } from "./nodes.ts";
 import { schedulerConfigProjection } from "./scheduler-config.ts";
 
 /**
@@ -10,23 +13,35 @@ import { schedulerConfigProjection } from "./scheduler-config.ts";
  */
 export function createProjections() {
   const cluster = clusterProjection();
+  const leadership = leadershipProjection();
   const namespaces = namespacesProjection();
   const schedulerConfig = schedulerConfigProjection();
   const evals = evalsProjection({ schedulerConfig: schedulerConfig.schedulerConfig });
+  const nodes = nodesProjection();
+  const allocs = allocsProjection(nodes.nodes);
   const all: Projection[] = [
     cluster.projection,
+    // Its admit() fences off writes made under a superseded leadership epoch.
+    leadership.projection,
     namespaces.projection,
     schedulerConfig.projection,
     evals.projection,
+    // nodes before allocs: a client update is refused by the nodes projection before any change.
+    nodes.projection,
+    allocs.projection,
   ];
   return {
     all,
     tables: {
       cluster: cluster.cluster,
+      leadership: leadership.leadership,
       namespaces: namespaces.namespaces,
       evals: evals.evals,
       evalDeletes: evals.evalDeletes,
       schedulerConfig: schedulerConfig.schedulerConfig,
+      nodes: nodes.nodes,
+      nodeSecrets: nodes.secrets,
+      allocs: allocs.allocs,
     },
   };
 }

@@ -16,7 +16,23 @@ export interface ServerConfig {
   /** fdatasync on every group commit ("always") or leave it to the OS ("never"). */
   readonly fsync: "always" | "never";
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  /** Event-stream frames kept in memory; older cursors replay the log instead. */
+  readonly eventBufferSize: number;
+  /** Frames an event-stream subscriber may fall behind by before it is closed. */
+  readonly eventStreamMaxQueued: number;
   readonly heartbeat: HeartbeatConfig;
+  /**
+   * host:port other servers and clients reach this server's HTTP API at.
+   * Empty: the address the API is bound to (the host name instead of an
+   * unspecified 0.0.0.0 or ::).
+   */
+  readonly advertiseAddr: string;
+  /**
+   * With a shared (Kafka) log: how long the leader may go unheard before
+   * another server takes over. Bounds failover time; the broker's
+   * group.min.session.timeout.ms (6s by default) is the floor.
+   */
+  readonly leaderSessionTimeout: number;
 }
 
 /** Nomad's heartbeat settings, with Nomad's names and defaults (milliseconds here). */
@@ -53,10 +69,14 @@ const SETTINGS: readonly Setting[] = [
     kind: "string",
     choices: ["fatal", "error", "warn", "info", "debug", "trace", "silent"],
   },
+  { name: "event_buffer_size", kind: "integer" },
+  { name: "event_stream_max_queued", kind: "integer" },
   { name: "min_heartbeat_ttl", kind: "duration" },
   { name: "max_heartbeats_per_second", kind: "number" },
   { name: "heartbeat_grace", kind: "duration" },
   { name: "failover_heartbeat_ttl", kind: "duration" },
+  { name: "advertise_addr", kind: "string" },
+  { name: "leader_session_timeout", kind: "duration" },
 ];
 
 const flagOf = (s: Setting) => `--${s.name.replaceAll("_", "-")}`;
@@ -107,14 +127,19 @@ export async function loadConfig(
     snapshotEvery: (raw.get("snapshot_every") as number | undefined) ?? 100_000,
     fsync: (raw.get("fsync") as ServerConfig["fsync"] | undefined) ?? "always",
     logLevel: (raw.get("log_level") as ServerConfig["logLevel"] | undefined) ?? "info",
+    eventBufferSize: (raw.get("event_buffer_size") as number | undefined) ?? 10_000,
+    eventStreamMaxQueued: (raw.get("event_stream_max_queued") as number | undefined) ?? 4096,
     heartbeat: {
       minHeartbeatTtl: (raw.get("min_heartbeat_ttl") as number | undefined) ?? 10_000,
       maxHeartbeatsPerSecond: (raw.get("max_heartbeats_per_second") as number | undefined) ?? 50,
       heartbeatGrace: (raw.get("heartbeat_grace") as number | undefined) ?? 10_000,
       failoverHeartbeatTtl: (raw.get("failover_heartbeat_ttl") as number | undefined) ?? 300_000,
     },
+    advertiseAddr: (raw.get("advertise_addr") as string | undefined) ?? "",
+    leaderSessionTimeout: (raw.get("leader_session_timeout") as number | undefined) ?? 6_000,
   };
   splitHostPort(config.httpAddr);
+  if (config.advertiseAddr) splitHostPort(config.advertiseAddr, "advertise_addr");
   return config;
 }
 
@@ -174,9 +199,9 @@ function parseSetting(s: Setting, v: unknown): unknown {
 }
 
 /** Splits "host:port" (or "[v6]:port"); throws a ConfigError naming the bad address. */
-export function splitHostPort(addr: string): { host: string; port: number } {
+export function splitHostPort(addr: string, setting = "http_addr"): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(addr);
   const port = m ? Number(m[3]) : Number.NaN;
-  if (!m || port > 65535) throw new ConfigError(`http_addr must be host:port, not "${addr}"`);
+  if (!m || port > 65535) throw new ConfigError(`${setting} must be host:port, not "${addr}"`);
   return { host: m[1] ?? (m[2] || "0.0.0.0"), port };
 }

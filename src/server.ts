@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
 import { Subject } from "rxjs";
@@ -11,13 +12,16 @@ import type { ApiContext } from "./api/context.ts";
 import { OpenAuthenticator } from "./auth/authenticate.ts";
 import { EnvelopeCodec } from "./codec/envelope-codec.ts";
 import { type ServerConfig, splitHostPort } from "./config.ts";
+import { EventHub } from "./events/event-hub.ts";
 import { SoleLeadership } from "./leadership.ts";
 import type { EventLog } from "./log/event-log.ts";
 import { openLog } from "./log/open-log.ts";
 import { Metrics } from "./metrics/metrics.ts";
+import { HeartbeatWatcher } from "./services/heartbeat-watcher.ts";
 import { createServices } from "./services/index.ts";
 import { ServiceRunner } from "./services/service-runner.ts";
 import { SnapshotFile } from "./store/snapshot-file.ts";
+import { StateAt } from "./store/state-at.ts";
 import { Store } from "./store/store.ts";
 import { writeEvents } from "./store/writer.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
@@ -50,12 +54,14 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
   const projections = createProjections();
   const log = await openLog(config.log, { logger, fsync: config.fsync });
   const metrics = new Metrics();
+  const snapshots =
+    config.log === "memory:" ? undefined : new SnapshotFile(join(config.dataDir, "snapshots"), logger);
   const store = new Store({
     log,
     codec,
     projections: projections.all,
     logger: logger.child({ component: "store" }),
-    snapshots: config.log === "memory:" ? undefined : new SnapshotFile(config.dataDir, logger),
+    snapshots,
     snapshotEvery: config.snapshotEvery,
   });
   try {
@@ -68,23 +74,36 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
   const { host, port } = splitHostPort(config.httpAddr);
   const closing = new Subject<"closing">();
   const leadership = new SoleLeadership();
+  const heartbeats = new HeartbeatWatcher();
+  const quiet = logger.child({ component: "history" }, { level: "warn" });
+  const events = new EventHub({
+    store,
+    codec,
+    createProjections,
+    snapshots,
+    logger: quiet,
+    bufferFrames: config.eventBufferSize,
+  });
   const ctx: ApiContext = {
     config,
     store,
     tables: projections.tables,
+    events,
+    stateAt: new StateAt({ log, codec, createProjections, snapshots, logger: quiet }),
     leadership,
     authenticator: new OpenAuthenticator(),
     metrics,
     logger,
     closing$: closing.asObservable(),
     clock,
+    heartbeats,
   };
   registerStoreMetrics(metrics, store);
 
   await bootstrapCluster(ctx);
 
   const services = new ServiceRunner(
-    createServices(config),
+    createServices(config, { heartbeats }),
     {
       config,
       store,
@@ -116,6 +135,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
       closing.complete();
       await http.close();
       await services.close();
+      events.stop();
       await store.caughtUp().catch(() => undefined);
       await store.snapshot().catch((err: Error) => logger.error({ err }, "snapshot at shutdown failed"));
       await store.stop();

@@ -8,6 +8,12 @@ export interface Actor {
   /** Token accessor ID, node ID, workload identity subject, or server name. Never a secret. */
   readonly id: string;
   readonly name?: string;
+  /**
+   * On writes of the leader-only services: the leadership epoch they were
+   * made under (see streams/leadership.ts). Apply refuses such a write once a
+   * later epoch is established.
+   */
+  readonly epoch?: number;
 }
 
 /** The unit stored in the log: plain data, encoded as plain msgpack. */

@@ -1,13 +1,19 @@
+import { allocSchemas } from "./allocs.ts";
 import { clusterSchemas } from "./cluster.ts";
 import { evalSchemas } from "./evals.ts";
 import type { EventSchema } from "./event-schema.ts";
+import { leadershipSchemas } from "./leadership.ts";
 import { namespaceSchemas } from "./namespaces.ts";
+import { nodeSchemas } from "./nodes.ts";
 import { schedulerConfigSchemas } from "./scheduler-config.ts";
 
 /** Every event type the log may hold, with its current schema version. */
 export const allSchemas: readonly EventSchema[] = [
   ...clusterSchemas,
+  ...leadershipSchemas,
   ...namespaceSchemas,
   ...evalSchemas,
   ...schedulerConfigSchemas,
+  ...nodeSchemas,
+  ...allocSchemas,
 ];

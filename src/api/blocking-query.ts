@@ -12,7 +12,7 @@ export interface ReadResult<T> {
 }
 
 /** Nomad's ceiling and default for `?wait=` (MaxBlockingRPCQueryTime). */
-const MAX_WAIT_MS = 300_000;
+export const MAX_WAIT_MS = 300_000;
 /** Nomad adds up to wait/16 of random stagger so a herd of watchers spreads out. */
 const JITTER_FRACTION = 16;
 
@@ -50,9 +50,30 @@ export async function blockingQuery<T>(
   tables: readonly string[],
   run: () => ReadResult<T>,
 ): Promise<T> {
-  const { minIndex, waitMs } = parseBlockingParams(request.query as Record<string, unknown>);
+  const params = parseBlockingParams(request.query as Record<string, unknown>);
+  const result = await runBlocking(ctx, request, params, tables, run);
+  setReadHeaders(ctx, reply, result.index);
+  if (result.nextToken) reply.header("X-Nomad-NextToken", result.nextToken);
+  return result.body;
+}
+
+/**
+ * The blocking loop itself, for reads whose parameters do not come from the
+ * query string (client RPCs carry MinQueryIndex and MaxQueryTime in their
+ * body): re-runs `run` whenever an applied batch touches `tables`, until its
+ * index passes `minIndex` or the wait runs out.
+ */
+export async function runBlocking<T>(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  { minIndex, waitMs }: BlockingParams,
+  tables: readonly string[],
+  run: () => ReadResult<T>,
+): Promise<ReadResult<T>> {
   let result = run();
-  if (minIndex > 0 && result.index <= minIndex) {
+  // The past does not change: a read at an index answers at once.
+  const past = request.view?.atIndex !== undefined;
+  if (minIndex > 0 && result.index <= minIndex && !past) {
     const deadline = Date.now() + waitMs + Math.random() * (waitMs / JITTER_FRACTION);
     const changed$ = ctx.store.applied$.pipe(filter((b) => tables.some((t) => b.tables.has(t))));
     const gone$ = ctx.closing$;
@@ -64,9 +85,7 @@ export async function blockingQuery<T>(
       result = run();
     }
   }
-  setReadHeaders(ctx, reply, result.index);
-  if (result.nextToken) reply.header("X-Nomad-NextToken", result.nextToken);
-  return result.body;
+  return result;
 }
 
 export function setReadHeaders(ctx: ApiContext, reply: FastifyReply, index: number): void {

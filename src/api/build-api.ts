@@ -9,18 +9,32 @@ import type { AuthenticatedIdentity } from "../auth/authenticate.ts";
 import { ApiError } from "./api-error.ts";
 import type { ApiContext } from "./context.ts";
 import { agentPlugin } from "./plugins/agent.ts";
+import { evaluationsPlugin } from "./plugins/evaluations.ts";
+import { eventsPlugin } from "./plugins/events.ts";
 import { metricsPlugin } from "./plugins/metrics.ts";
 import { namespacesPlugin } from "./plugins/namespaces.ts";
+import { schedulerConfigPlugin } from "./plugins/scheduler-config.ts";
 import { statusPlugin } from "./plugins/status.ts";
+import { AT_INDEX_HEADER, resolveView, type View } from "./view.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
     identity: AuthenticatedIdentity;
+    /** The tables this request reads: live, or as of `?at_index=N`. */
+    view: View;
   }
 }
 
 /** Plugins, one per resource, each registered with the shared context. */
-const PLUGINS = [statusPlugin, agentPlugin, metricsPlugin, namespacesPlugin];
+const PLUGINS = [
+  statusPlugin,
+  agentPlugin,
+  metricsPlugin,
+  eventsPlugin,
+  namespacesPlugin,
+  evaluationsPlugin,
+  schedulerConfigPlugin,
+];
 
 /**
  * The HTTP API: one fastify instance, one authentication step for every
@@ -76,8 +90,11 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
   });
 
   app.decorateRequest("identity", undefined as unknown as AuthenticatedIdentity);
-  app.addHook("onRequest", async (request) => {
+  app.decorateRequest("view", undefined as unknown as View);
+  app.addHook("onRequest", async (request, reply) => {
     request.identity = await ctx.authenticator.authenticate(request);
+    request.view = await resolveView(ctx, request);
+    if (request.view.atIndex !== undefined) reply.header(AT_INDEX_HEADER, String(request.view.atIndex));
   });
   app.addHook("onResponse", async (request, reply) => {
     ctx.metrics.sample("chronomad.http.request_ms", reply.elapsedTime, { method: request.method });

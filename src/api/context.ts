@@ -3,8 +3,11 @@ import type { Observable } from "rxjs";
 import type { Projections } from "../../projections/index.ts";
 import type { Authenticator } from "../auth/authenticate.ts";
 import type { ServerConfig } from "../config.ts";
+import type { EventHub } from "../events/event-hub.ts";
 import type { Leadership } from "../leadership.ts";
 import type { Metrics } from "../metrics/metrics.ts";
+import type { HeartbeatTimers } from "../nodes/heartbeat-timers.ts";
+import type { StateAt } from "../store/state-at.ts";
 import type { Store } from "../store/store.ts";
 import type { Clock } from "../util/clock.ts";
 
@@ -13,6 +16,10 @@ export interface ApiContext {
   readonly config: ServerConfig;
   readonly store: Store;
   readonly tables: Projections["tables"];
+  /** Event-stream frames from any index the log holds. */
+  readonly events: EventHub;
+  /** The tables as of a past index (time travel). */
+  readonly stateAt: StateAt;
   readonly leadership: Leadership;
   readonly authenticator: Authenticator;
   readonly metrics: Metrics;
@@ -21,4 +28,6 @@ export interface ApiContext {
   readonly closing$: Observable<"closing">;
   /** The time stamped on envelopes and used by timers; virtual in tests. */
   readonly clock: Clock;
+  /** The leader's node heartbeat timers (client RPC resets them). */
+  readonly heartbeats: HeartbeatTimers;
 }

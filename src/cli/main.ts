@@ -1,5 +1,6 @@
 import { runBench } from "./bench-command.ts";
 import { runLogCommand } from "./log-command.ts";
+import { runReplay } from "./replay-command.ts";
 import { runServe } from "./serve-command.ts";
 
 const USAGE = `Usage: chronomad <command> [options]
@@ -7,6 +8,7 @@ const USAGE = `Usage: chronomad <command> [options]
 Commands:
   serve     run a server (flags: --http-addr, --data-dir, --log, --config, ...; see README)
   log       operate on a file log: verify, repair --truncate-after N
+  replay    copy a cluster's history into another log (--from URL --to URL [--verify])
   bench     run the benchmarks and print a table (--json for one JSON object)
   version   print the version
 `;
@@ -19,6 +21,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       return runServe(rest);
     case "log":
       return runLogCommand(rest, process.stdout);
+    case "replay":
+      return runReplay(rest, process.stdout);
     case "bench":
       return runBench(rest, process.stdout);
     case "version":

@@ -1,7 +1,13 @@
 import type { ServerConfig } from "../config.ts";
+import { HeartbeatWatcher } from "./heartbeat-watcher.ts";
 import type { LeaderService } from "./service.ts";
 
+/** Services the API also talks to (the client RPC resets heartbeat timers), created by the caller. */
+export interface SharedServices {
+  readonly heartbeats?: HeartbeatWatcher;
+}
+
 /** The leader-only services of a server, in start order. */
-export function createServices(_config: ServerConfig): LeaderService[] {
-  return [];
+export function createServices(_config: ServerConfig, shared: SharedServices = {}): LeaderService[] {
+  return [shared.heartbeats ?? new HeartbeatWatcher()];
 }

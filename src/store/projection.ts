@@ -8,6 +8,9 @@ export interface Change<R = unknown> {
   readonly before: R | undefined;
   readonly after: R | undefined;
   readonly index: number;
+  /** The event that caused it, and its envelope time (ms): the event stream names changes by them. */
+  readonly event: string;
+  readonly at: number;
 }
 
 /** What applying one record did: the answer a waiting writer gets. */
@@ -24,7 +27,7 @@ export interface ApplyContext {
   /** The record's log index: the CreateIndex/ModifyIndex of what it changes. */
   readonly index: number;
   /** Stores `row`; returns the row it replaced. */
-  put<R extends IndexedRow>(table: Table<R>, row: R): R | undefined;
+  put<R extends IndexedRow>(table: Table<R>, row: NoInfer<R>): R | undefined;
   /** Removes the row with `key`; returns it. */
   delete<R extends IndexedRow>(table: Table<R>, key: string): R | undefined;
   /** Marks `table` changed at this index though no row changed (Nomad bumps table indexes on no-op writes). */
@@ -52,4 +55,18 @@ export interface Projection {
   /** Event types it handles; others are not passed to evolve. */
   readonly handles: ReadonlySet<string>;
   evolve(ctx: ApplyContext, event: Envelope): void;
+  /**
+   * A check every record passes, whatever its type, before any projection
+   * sees it: a refusal is recorded as the record's rejection and no
+   * projection applies it. Pure and deterministic, like evolve; it must decide
+   * as of `index` even when its own tables are ahead (restored from a newer
+   * snapshot while another projection is rebuilt from the log).
+   */
+  admit?(event: Envelope, index: number): Refusal | undefined;
+}
+
+/** Why a record is refused at apply: an HTTP-like code and a reason. */
+export interface Refusal {
+  readonly code: number;
+  readonly reason: string;
 }

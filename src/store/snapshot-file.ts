@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { packPlain, unpackPlain } from "../codec/envelope-codec.ts";
@@ -20,29 +20,52 @@ export interface SnapshotData {
 
 const MAGIC = Buffer.from("CHRONOMAD-SNAPSHOT-1\n");
 const ROWS_PER_FRAME = 2048;
-const FILE = "state.snapshot";
+const NAME = /^state-(\d{20})\.snapshot$/;
+
+/** The file name of the snapshot at `index`: zero-padded so names sort by index. */
+export const snapshotFileName = (index: number) => `state-${String(index).padStart(20, "0")}.snapshot`;
 
 /**
- * The tables at one log index, kept in one file in the data dir. A snapshot
- * is only a cache of the log: a missing, damaged or stale one costs a longer
- * replay, never state. Layout: magic, then length-prefixed msgpack frames
- * (a header, row chunks per table), then a frame with the SHA-256 of all
- * bytes before it.
+ * The tables at some log indexes, one file per index in a directory; the
+ * last `retain` are kept, so reads of the past ("state at index N") start
+ * from a nearby snapshot instead of the first record. A snapshot is only a
+ * cache of the log: a missing, damaged or stale one costs a longer replay,
+ * never state. File layout: magic, then length-prefixed msgpack frames (a
+ * header, row chunks per table), then a frame with the SHA-256 of all bytes
+ * before it.
  */
 export class SnapshotFile {
   constructor(
     readonly dir: string,
     private readonly logger: Logger,
+    private readonly retain = 8,
   ) {}
 
-  get path(): string {
-    return join(this.dir, FILE);
+  /** Indexes of the snapshots on disk, newest first. */
+  async indexes(): Promise<number[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw err;
+    }
+    return names
+      .map((n) => NAME.exec(n)?.[1])
+      .filter((n): n is string => n !== undefined)
+      .map(Number)
+      .sort((a, b) => b - a);
   }
 
-  /** Writes atomically: a temp file is written and fsynced, renamed over the old one, and the directory fsynced. */
+  pathOf(index: number): string {
+    return join(this.dir, snapshotFileName(index));
+  }
+
+  /** Writes atomically (temp file, fsync, rename, fsync of the directory), then prunes old ones. */
   async save(data: SnapshotData): Promise<void> {
     await mkdir(this.dir, { recursive: true });
-    const tmp = join(this.dir, `${FILE}.${data.index}.tmp`);
+    const final = this.pathOf(data.index);
+    const tmp = `${final}.tmp`;
     const fh = await open(tmp, "w");
     const hash = createHash("sha256");
     try {
@@ -72,34 +95,32 @@ export class SnapshotFile {
     } finally {
       await fh.close();
     }
-    await rename(tmp, this.path);
+    await rename(tmp, final);
     const dirHandle = await open(this.dir, "r");
     try {
       await dirHandle.sync();
     } finally {
       await dirHandle.close();
     }
+    for (const old of (await this.indexes()).slice(this.retain)) await rm(this.pathOf(old), { force: true });
   }
 
-  /** The saved snapshot, or undefined when there is none or it cannot be trusted. */
-  async load(): Promise<SnapshotData | undefined> {
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(this.path);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw err;
+  /**
+   * The newest usable snapshot at or before `atOrBefore` (any index when not
+   * given); damaged ones are skipped with a warning.
+   */
+  async load(atOrBefore = Number.POSITIVE_INFINITY): Promise<SnapshotData | undefined> {
+    for (const index of await this.indexes()) {
+      if (index > atOrBefore) continue;
+      const path = this.pathOf(index);
+      try {
+        return decodeSnapshot(await readFile(path));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
+        this.logger.warn({ path, reason: (err as Error).message }, "ignoring unusable snapshot");
+      }
     }
-    try {
-      return decodeSnapshot(bytes);
-    } catch (err) {
-      this.logger.warn({ path: this.path, reason: (err as Error).message }, "ignoring unusable snapshot");
-      return undefined;
-    }
-  }
-
-  async remove(): Promise<void> {
-    await rm(this.path, { force: true });
+    return undefined;
   }
 }
 

@@ -4,7 +4,7 @@ import { type Observable, Subject, type Subscription } from "rxjs";
 import type { Envelope } from "../../streams/event-schema.ts";
 import { type EnvelopeCodec, packPlain } from "../codec/envelope-codec.ts";
 import type { AppendResult, EventLog, LogRecord } from "../log/event-log.ts";
-import type { ApplyContext, Change, Outcome, Projection } from "./projection.ts";
+import type { ApplyContext, Change, Outcome, Projection, Refusal } from "./projection.ts";
 import type { SnapshotData, SnapshotFile } from "./snapshot-file.ts";
 import type { AnyTable, IndexedRow, Table } from "./table.ts";
 import { Waiters } from "./waiters.ts";
@@ -35,6 +35,8 @@ const REJECTIONS_KEPT = 16_384;
  */
 export class Store {
   private readonly projections: readonly Projection[];
+  /** Projections with an `admit` check, which every record passes before any evolve. */
+  private readonly gates: readonly Projection[];
   /** Per projection, the last index it applied (they differ while one is rebuilt from the log). */
   private readonly slots = new Map<string, Slot>();
   private readonly byType = new Map<string, Slot[]>();
@@ -58,6 +60,7 @@ export class Store {
 
   constructor(private readonly options: StoreOptions) {
     this.projections = options.projections;
+    this.gates = this.projections.filter((p) => p.admit !== undefined);
     this.context = new RecordContext(this.changes);
     for (const p of this.projections) {
       const slot: Slot = { projection: p, position: 0 };
@@ -102,14 +105,39 @@ export class Store {
    * Loads the latest usable snapshot, catches up with the log, then follows
    * its tail. Resolves once every record present at start has been applied.
    */
-  async start(): Promise<void> {
-    await this.loadSnapshot();
-    const from = Math.min(...[...this.slots.values()].map((s) => s.position)) + 1;
+  async start(options: { until?: number } = {}): Promise<void> {
+    const until = Math.min(options.until ?? Number.POSITIVE_INFINITY, this.options.log.lastIndex());
+    await this.loadSnapshot(until);
     const startedAt = performance.now();
-    const target = this.options.log.lastIndex();
+    const from = this.appliedTo + 1;
+    await this.advanceTo(until);
+    if (until >= from) {
+      this.options.logger.info(
+        { from, to: this.appliedTo, ms: Math.round(performance.now() - startedAt) },
+        "caught up with the log",
+      );
+    }
+    // A store of the past stops at its index; only the live one follows the log.
+    if (options.until !== undefined) return;
+    this.tailSubscription = this.options.log.tail(this.appliedTo + 1).subscribe({
+      next: (batch) => this.applyBatch(batch),
+      error: (err: Error) => this.fail(err),
+    });
+  }
+
+  /**
+   * Reads and applies the log up to `index` (inclusive). For stores that do
+   * not follow the tail: past states, and event-stream catch-up.
+   */
+  async advanceTo(index: number): Promise<void> {
+    if (this.tailSubscription) throw new Error("advanceTo is for stores that do not follow the log");
+    const from = Math.min(...[...this.slots.values()].map((s) => s.position), this.appliedTo) + 1;
+    if (index < from) return;
     // Ask for the next batch before applying this one, so the read of the
     // next batch overlaps the apply of this one.
-    const batches = this.options.log.read(from, { maxBatch: 4096 })[Symbol.asyncIterator]();
+    const batches = this.options.log
+      .read(from, { maxBatch: 4096, untilIndex: index })
+      [Symbol.asyncIterator]();
     for (let next = batches.next(); ; ) {
       const { done, value } = await next;
       if (done) break;
@@ -117,16 +145,6 @@ export class Store {
       this.applyBatch(value);
       if (this.failure) throw this.failure;
     }
-    if (target >= from) {
-      this.options.logger.info(
-        { from, to: this.appliedTo, ms: Math.round(performance.now() - startedAt) },
-        "caught up with the log",
-      );
-    }
-    this.tailSubscription = this.options.log.tail(this.appliedTo + 1).subscribe({
-      next: (batch) => this.applyBatch(batch),
-      error: (err: Error) => this.fail(err),
-    });
   }
 
   /** Encodes and appends envelopes as one contiguous run; resolves once durable. */
@@ -230,10 +248,12 @@ export class Store {
 
   private applyRecord(record: LogRecord): void {
     const envelope = this.options.codec.decode(record.bytes);
-    const slots = this.byType.get(envelope.type);
+    const refusal = this.gates.length === 0 ? undefined : this.admit(envelope, record.index);
+    const slots = refusal ? [] : this.byType.get(envelope.type);
     if (!slots) return;
     const ctx = this.context;
-    ctx.reset(record.index);
+    ctx.reset(record.index, envelope);
+    if (refusal) ctx.reject(refusal.code, refusal.reason);
     for (const slot of slots) {
       if (slot.position >= record.index) continue;
       slot.projection.evolve(ctx, envelope);
@@ -246,6 +266,15 @@ export class Store {
     }
   }
 
+  /** The first refusal of a projection's `admit`: the record is then applied by none. */
+  private admit(envelope: Envelope, index: number): Refusal | undefined {
+    for (const gate of this.gates) {
+      const refusal = gate.admit!(envelope, index);
+      if (refusal) return refusal;
+    }
+    return undefined;
+  }
+
   private fail(err: Error): void {
     // A record that cannot be applied would make this server's state diverge
     // from every other's; stop applying and surface it instead of skipping.
@@ -256,18 +285,13 @@ export class Store {
     this.changes.error(err);
   }
 
-  private async loadSnapshot(): Promise<void> {
+  private async loadSnapshot(until: number): Promise<void> {
     const file = this.options.snapshots;
     if (!file) return;
-    const data = await file.load();
+    // A snapshot ahead of the log (a log restored from an older copy) cannot
+    // be trusted: it may hold records the log no longer has.
+    const data = await file.load(until);
     if (!data) return;
-    if (data.index > this.options.log.lastIndex()) {
-      this.options.logger.warn(
-        { snapshot: data.index, log: this.options.log.lastIndex() },
-        "snapshot is ahead of the log; ignoring it and replaying the log",
-      );
-      return;
-    }
     const saved = new Map(data.projections.map((p) => [p.name, p]));
     const stale = new Set(
       this.projections.filter((p) => saved.get(p.name)?.version !== p.version).map((p) => p.name),
@@ -312,14 +336,18 @@ interface Slot {
 /** One per store, reset for each record: applying allocates nothing of its own. */
 class RecordContext implements ApplyContext {
   index = 0;
+  event = "";
+  at = 0;
   rejection: Outcome | undefined;
   touched = new Set<string>();
   private changed = false;
 
   constructor(private readonly changes: Subject<Change>) {}
 
-  reset(index: number): void {
+  reset(index: number, envelope: Envelope): void {
     this.index = index;
+    this.event = envelope.type;
+    this.at = envelope.at;
     this.rejection = undefined;
     this.changed = false;
   }
@@ -328,7 +356,7 @@ class RecordContext implements ApplyContext {
     return this.rejection !== undefined;
   }
 
-  put<R extends IndexedRow>(table: Table<R>, row: R): R | undefined {
+  put<R extends IndexedRow>(table: Table<R>, row: NoInfer<R>): R | undefined {
     this.guard();
     const before = table.put(row, this.index);
     this.note(table.name, table.spec.key(row), before, row);
@@ -360,6 +388,8 @@ class RecordContext implements ApplyContext {
 
   private note(table: string, key: string, before: unknown, after: unknown): void {
     this.touched.add(table);
-    if (this.changes.observed) this.changes.next({ table, key, before, after, index: this.index });
+    if (this.changes.observed) {
+      this.changes.next({ table, key, before, after, index: this.index, event: this.event, at: this.at });
+    }
   }
 }

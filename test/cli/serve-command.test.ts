@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { useTempDirs } from "../store/helpers.ts";
@@ -22,7 +22,7 @@ describe("chronomad serve", () => {
     expect(await server.exited).toBe(0);
     const acknowledged = (await Promise.all(writes)).filter((i) => i >= 0);
     expect(acknowledged.length).toBeGreaterThan(0);
-    expect(existsSync(join(dir, "state.snapshot"))).toBe(true);
+    expect(readdirSync(join(dir, "snapshots")).some((f) => f.endsWith(".snapshot"))).toBe(true);
     expect(server.lines.some((l) => l.msg === "chronomad stopped")).toBe(true);
 
     const again = await spawnServe(["--data-dir", dir]);

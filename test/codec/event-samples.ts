@@ -19,6 +19,13 @@ export const eventSamples: readonly Envelope[] = [
     data: { ClusterID: "2f9c61a4-6a4e-4b8e-9a55-0d5b1f0f4e21", CreateTime: at, ServerName: "server-1" },
   },
   {
+    type: "LeadershipEstablished",
+    v: 1,
+    at,
+    by: { kind: "server", id: "server-2" },
+    data: { ServerName: "server-2", Address: "10.0.0.2:4646", Epoch: 7 },
+  },
+  {
     type: "NamespaceUpserted",
     v: 1,
     at,
@@ -52,6 +59,53 @@ export const eventSamples: readonly Envelope[] = [
           CreateTime: at * 1e6,
         }),
       ],
+    },
+  },
+  {
+    type: "EvaluationsDeleted",
+    v: 1,
+    at,
+    by,
+    data: {
+      DeleteID: "0c4f2a9e-7d1b-4c3a-9e8f-5a6b7c8d9e0f",
+      EvalIDs: ["8e9a3c1d-5b7f-4e2a-9c3d-1f2e3d4c5b6a"],
+      UserInitiated: true,
+    },
+  },
+  {
+    type: "EvaluationsDeletedByFilter",
+    v: 1,
+    at,
+    by,
+    data: {
+      DeleteID: "3b2a1c0d-9e8f-4a7b-8c6d-5e4f3a2b1c0d",
+      Filter: 'Status == "pending" and JobID == "web"',
+      PerPage: 1000,
+      NextToken: "42.8e9a3c1d-5b7f-4e2a-9c3d-1f2e3d4c5b6a",
+      LastToken: "1041.f1e2d3c4-b5a6-4978-8a9b-0c1d2e3f4a5b",
+      Expected: 998,
+    },
+  },
+  {
+    type: "SchedulerConfigSet",
+    v: 1,
+    at,
+    by,
+    data: {
+      Config: {
+        SchedulerAlgorithm: "spread",
+        PreemptionConfig: {
+          SystemSchedulerEnabled: true,
+          SysBatchSchedulerEnabled: false,
+          BatchSchedulerEnabled: true,
+          ServiceSchedulerEnabled: false,
+        },
+        MemoryOversubscriptionEnabled: true,
+        RejectJobRegistration: false,
+        PauseEvalBroker: true,
+      },
+      CAS: true,
+      CASIndex: 17,
     },
   },
 ];

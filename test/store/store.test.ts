@@ -149,6 +149,23 @@ describe("Store", () => {
     await log.close();
   });
 
+  it("keeps the last snapshots and loads the newest at or before an index", async () => {
+    const dir = await tempDir();
+    const log = await openFileLog(join(dir, "log"), { fsync: "never" });
+    const snapshots = new SnapshotFile(join(dir, "snap"), logger, 3);
+    const store = await rebuild(log, { snapshots });
+    for (let i = 0; i < 5; i++) {
+      await appendHistory(log, i * 1000, (i + 1) * 1000);
+      await store.caughtUp();
+      await store.snapshot();
+    }
+    await store.stop();
+    expect(await snapshots.indexes()).toEqual([5000, 4000, 3000]);
+    expect((await snapshots.load(4500))?.index).toBe(4000);
+    expect(await snapshots.load(2999)).toBeUndefined();
+    await log.close();
+  });
+
   it("ignores a damaged snapshot and replays the log instead", async () => {
     const dir = await tempDir();
     const log = await openFileLog(join(dir, "log"), { fsync: "never" });
@@ -159,9 +176,10 @@ describe("Store", () => {
     const expected = s.hash();
     await s.stop();
     const { readFile, writeFile } = await import("node:fs/promises");
-    const bytes = await readFile(snapshots.path);
+    const path = snapshots.pathOf((await snapshots.indexes())[0]!);
+    const bytes = await readFile(path);
     bytes[bytes.length >> 1]! ^= 0xff;
-    await writeFile(snapshots.path, bytes);
+    await writeFile(path, bytes);
     const again = await rebuild(log, { snapshots });
     expect(again.hash()).toBe(expected);
     await again.stop();

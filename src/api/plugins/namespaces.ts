@@ -54,6 +54,7 @@ export const namespacesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx)
     { schema: { querystring: { type: "object", properties: { prefix: { type: "string" } } } } },
     async (request, reply) => {
       const { prefix = "" } = request.query as { prefix?: string };
+      const { namespaces } = request.view.tables;
       return blockingQuery(ctx, request, reply, ["namespaces"], () => ({
         index: namespaces.index,
         body: [...namespaces.withPrefix(prefix)],
@@ -63,6 +64,7 @@ export const namespacesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx)
 
   app.get("/v1/namespace/:name", { schema: { params: nameParam } }, async (request, reply) => {
     const { name } = request.params as { name: string };
+    const { namespaces } = request.view.tables;
     const body = await blockingQuery(ctx, request, reply, ["namespaces"], () => {
       const row = namespaces.get(name);
       return { index: row?.ModifyIndex ?? namespaces.index, body: row ?? null };

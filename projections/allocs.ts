@@ -1,0 +1,292 @@
+import type { ApplyContext, Projection } from "../src/store/projection.ts";
+import { byCreateIndexThenId, Table } from "../src/store/table.ts";
+import {
+  ALLOC_STATE_FIELD_CLIENT_STATUS,
+  type AllocationSpec,
+  type AllocDeploymentStatus,
+  type AllocEvent,
+  type AllocState,
+  type AllocsPlanApplied,
+  type ClientAllocUpdate,
+  type DesiredTransition,
+  isClientTerminal,
+  needsToReconnect,
+} from "../streams/allocs.ts";
+import { isUnresponsive } from "../streams/nodes.ts";
+import { jobKey } from "./evals.ts";
+import { goTime } from "./go-time.ts";
+import type { NodeRow } from "./nodes.ts";
+
+/** Nomad's Allocation as the API shows it. */
+export type AllocRow = AllocationSpec & {
+  readonly CreateIndex: number;
+  readonly ModifyIndex: number;
+  /** Bumped by server-side changes only: clients pull what the servers changed by it. */
+  readonly AllocModifyIndex: number;
+};
+
+/**
+ * Allocations: written by plan results (placements, in-place updates, stops,
+ * preemptions), by clients (their own status), and by the heartbeat path
+ * (disconnect, reconnect, lost). Reads the nodes table to re-check at apply
+ * that the node is still in a state that allows the change.
+ */
+export function allocsProjection(nodes: Table<NodeRow>) {
+  const allocs = new Table<AllocRow>({
+    name: "allocs",
+    key: (a) => a.ID,
+    indexes: {
+      node: (a) => a.NodeID,
+      job: (a) => jobKey(a.Namespace, a.JobID),
+      eval: (a) => a.EvalID || undefined,
+      namespace: (a) => a.Namespace,
+      deployment: (a) => a.DeploymentID || undefined,
+    },
+    order: byCreateIndexThenId,
+  });
+
+  const projection: Projection = {
+    name: "allocs",
+    version: 1,
+    tables: [allocs],
+    reads: ["nodes"],
+    handles: new Set([
+      "AllocsPlanApplied",
+      "AllocClientUpdated",
+      "AllocsDisconnected",
+      "AllocsReconnected",
+      "AllocsLost",
+      "AllocsDesiredTransitionUpdated",
+    ]),
+    evolve(ctx, event) {
+      const e = event as AllocEvent;
+      switch (e.type) {
+        case "AllocsPlanApplied":
+          return applyPlan(ctx, e.data, e.at);
+        case "AllocClientUpdated":
+          // The nodes projection applies first and refuses the record if a
+          // reporting node is no longer allowed to update.
+          if (ctx.rejected) return;
+          for (const update of e.data.Allocs) {
+            const stored = allocs.get(update.ID);
+            // Nomad ignores updates of allocations it no longer has; a node
+            // may only report its own allocations.
+            if (!stored || stored.NodeID !== update.NodeID) continue;
+            ctx.put(allocs, fromClient(stored, update, ctx.index));
+          }
+          return;
+        case "AllocsDisconnected": {
+          const node = nodes.get(e.data.NodeID);
+          if (node?.Status !== "disconnected") {
+            return ctx.reject(409, `node ${e.data.NodeID} is ${node?.Status ?? "gone"}, not disconnected`);
+          }
+          for (const id of e.data.AllocIDs) {
+            const a = allocs.get(id);
+            if (!a || a.NodeID !== e.data.NodeID || isClientTerminal(a) || a.ClientStatus === "unknown")
+              continue;
+            ctx.put(allocs, {
+              ...a,
+              ClientStatus: "unknown",
+              ClientDescription: e.data.ClientDescription,
+              AllocStates: withState(a.AllocStates, "unknown", e.at),
+              ModifyTime: e.at * 1e6,
+              ModifyIndex: ctx.index,
+              AllocModifyIndex: ctx.index,
+            });
+          }
+          return;
+        }
+        case "AllocsReconnected": {
+          const node = nodes.get(e.data.NodeID);
+          if (!node || isUnresponsive(node.Status)) {
+            return ctx.reject(
+              409,
+              `node ${e.data.NodeID} is ${node?.Status ?? "gone"}: allocations cannot reconnect`,
+            );
+          }
+          for (const id of e.data.AllocIDs) {
+            const a = allocs.get(id);
+            // Exactly one reconnect entry per disconnect, whatever the order
+            // and the number of updates that report the allocation back.
+            if (!a || a.NodeID !== e.data.NodeID || a.ClientStatus === "unknown" || !needsToReconnect(a))
+              continue;
+            ctx.put(allocs, {
+              ...a,
+              AllocStates: withState(a.AllocStates, a.ClientStatus, e.at),
+              ModifyTime: e.at * 1e6,
+              ModifyIndex: ctx.index,
+              AllocModifyIndex: ctx.index,
+            });
+          }
+          return;
+        }
+        case "AllocsLost": {
+          const node = nodes.get(e.data.NodeID);
+          if (node && !isUnresponsive(node.Status)) {
+            return ctx.reject(409, `node ${e.data.NodeID} is ${node.Status}: its allocations are not lost`);
+          }
+          for (const id of e.data.AllocIDs) {
+            const a = allocs.get(id);
+            if (!a || a.NodeID !== e.data.NodeID || isClientTerminal(a)) continue;
+            ctx.put(allocs, {
+              ...a,
+              DesiredStatus: "stop",
+              DesiredDescription: e.data.DesiredDescription,
+              ClientStatus: "lost",
+              // Nomad drops this entry when it normalizes the plan; it is kept
+              // here so the history and WaitClientStop see when it was lost.
+              AllocStates: withState(a.AllocStates, "lost", e.at),
+              ModifyTime: e.at * 1e6,
+              ModifyIndex: ctx.index,
+              AllocModifyIndex: ctx.index,
+            });
+          }
+          return;
+        }
+        case "AllocsDesiredTransitionUpdated": {
+          for (const [id, transition] of Object.entries(e.data.Allocs)) {
+            const a = allocs.get(id);
+            if (!a) continue;
+            ctx.put(allocs, {
+              ...a,
+              DesiredTransition: mergeTransition(a.DesiredTransition, transition),
+              ModifyIndex: ctx.index,
+              AllocModifyIndex: ctx.index,
+            });
+          }
+          ctx.touch(allocs);
+          return;
+        }
+      }
+    },
+  };
+
+  function applyPlan(ctx: ApplyContext, plan: AllocsPlanApplied, at: number): void {
+    // Every check before the first change: a plan applies whole or not at all.
+    for (const a of plan.Placed) {
+      if (allocs.has(a.ID)) return ctx.reject(409, `allocation ${a.ID} already exists`);
+      if (a.Job === null) return ctx.reject(400, `attempting to upsert allocation "${a.ID}" without a job`);
+      const node = nodes.get(a.NodeID);
+      if (!node) return ctx.reject(409, `node ${a.NodeID} not found: allocation ${a.ID} cannot be placed`);
+      if (node.Status !== "ready" || node.DrainStrategy !== null) {
+        return ctx.reject(409, `node ${a.NodeID} is not ready for placements (status ${node.Status})`);
+      }
+    }
+    for (const a of plan.Updated) {
+      if (!allocs.has(a.ID))
+        return ctx.reject(404, `allocation ${a.ID} not found: cannot update it in place`);
+    }
+    for (const d of [...plan.Stopped, ...plan.Preempted]) {
+      if (!allocs.has(d.ID)) return ctx.reject(404, `alloc ${d.ID} doesn't exist`);
+    }
+
+    for (const spec of plan.Placed) {
+      ctx.put(allocs, {
+        ...spec,
+        DeploymentStatus: stampDeployment(spec.DeploymentStatus, ctx.index),
+        CreateIndex: ctx.index,
+        ModifyIndex: ctx.index,
+        AllocModifyIndex: ctx.index,
+      });
+      linkPrevious(ctx, spec);
+    }
+    for (const spec of plan.Updated) {
+      const stored = allocs.get(spec.ID)!;
+      const serverSetsClient = spec.ClientStatus === "lost" || spec.ClientStatus === "unknown";
+      ctx.put(allocs, {
+        ...spec,
+        Job: spec.Job ?? stored.Job,
+        // The client owns its task states and, unless the server gives the
+        // allocation up, its status.
+        TaskStates: stored.TaskStates,
+        ClientStatus: serverSetsClient ? spec.ClientStatus : stored.ClientStatus,
+        ClientDescription: serverSetsClient ? spec.ClientDescription : stored.ClientDescription,
+        CreateIndex: stored.CreateIndex,
+        ModifyIndex: ctx.index,
+        AllocModifyIndex: ctx.index,
+      });
+      linkPrevious(ctx, spec);
+    }
+    for (const d of plan.Stopped) {
+      const stored = allocs.get(d.ID)!;
+      ctx.put(allocs, {
+        ...stored,
+        DesiredStatus: "stop",
+        DesiredDescription: d.DesiredDescription,
+        ClientStatus: d.ClientStatus || stored.ClientStatus,
+        AllocStates:
+          d.ClientStatus === "lost" ? withState(stored.AllocStates, "lost", at) : stored.AllocStates,
+        FollowupEvalID: d.FollowupEvalID || stored.FollowupEvalID,
+        ModifyTime: d.ModifyTime,
+        ModifyIndex: ctx.index,
+        AllocModifyIndex: ctx.index,
+      });
+    }
+    for (const d of plan.Preempted) {
+      const stored = allocs.get(d.ID)!;
+      ctx.put(allocs, {
+        ...stored,
+        DesiredStatus: "evict",
+        DesiredDescription: `Preempted by alloc ID ${d.PreemptedByAllocation}`,
+        PreemptedByAllocation: d.PreemptedByAllocation,
+        ModifyTime: d.ModifyTime,
+        ModifyIndex: ctx.index,
+        AllocModifyIndex: ctx.index,
+      });
+    }
+  }
+
+  function linkPrevious(ctx: ApplyContext, spec: AllocationSpec): void {
+    if (!spec.PreviousAllocation) return;
+    const prev = allocs.get(spec.PreviousAllocation);
+    if (!prev) return;
+    ctx.put(allocs, { ...prev, NextAllocation: spec.ID, ModifyIndex: ctx.index });
+  }
+
+  return { projection, allocs };
+}
+
+/** Nomad's nestedUpdateAllocFromClient: only what the client is the authority on. */
+function fromClient(stored: AllocRow, update: ClientAllocUpdate, index: number): AllocRow {
+  let deployment = stored.DeploymentStatus;
+  const reported = update.DeploymentStatus;
+  if (deployment && reported) {
+    // The client may only set its health (and when it decided it).
+    const hadHealth = deployment.Healthy !== null;
+    if (reported.Healthy !== null && (!hadHealth || deployment.Healthy !== reported.Healthy)) {
+      deployment = {
+        ...deployment,
+        Healthy: reported.Healthy,
+        Timestamp: reported.Timestamp,
+        ModifyIndex: index,
+      };
+    }
+  } else if (reported) {
+    deployment = { ...reported, ModifyIndex: index };
+  }
+  return {
+    ...stored,
+    ClientStatus: update.ClientStatus,
+    ClientDescription: update.ClientDescription,
+    TaskStates: update.TaskStates,
+    NetworkStatus: update.NetworkStatus,
+    DeploymentStatus: deployment,
+    ModifyTime: update.ModifyTime,
+    ModifyIndex: index,
+  };
+}
+
+function stampDeployment(status: AllocDeploymentStatus | null, index: number): AllocDeploymentStatus | null {
+  return status ? { ...status, ModifyIndex: index } : null;
+}
+
+function withState(states: readonly AllocState[] | null, value: string, at: number): AllocState[] {
+  return [...(states ?? []), { Field: ALLOC_STATE_FIELD_CLIENT_STATUS, Value: value, Time: goTime(at) }];
+}
+
+/** Nomad's DesiredTransition.Merge: set fields override, unset ones keep the stored value. */
+function mergeTransition(stored: DesiredTransition, update: DesiredTransition): DesiredTransition {
+  const out: Record<string, boolean | null | undefined> = { ...stored };
+  for (const [k, v] of Object.entries(update)) if (v !== null && v !== undefined) out[k] = v;
+  return out;
+}

@@ -1,0 +1,144 @@
+import { randomUUID } from "node:crypto";
+import type { FastifyPluginAsync } from "fastify";
+import type { AllocRow } from "../../../projections/allocs.ts";
+import type { AllocsDesiredTransitionUpdated } from "../../../streams/allocs.ts";
+import { type EvaluationsUpserted, newEvaluation } from "../../../streams/evals.ts";
+import { createIndexIdTokenizer, idTokenizer, paginate, parseListQuery } from "../../query/paginator.ts";
+import { ApiError } from "../api-error.ts";
+import { blockingQuery } from "../blocking-query.ts";
+import { commit } from "../commit.ts";
+import type { ApiContext } from "../context.ts";
+import { allocStub } from "../node-views.ts";
+import { badRequestOnQueryError, refuseOtherMethods } from "./nodes.ts";
+
+const ALL_NAMESPACES = "*";
+
+const listQuery = {
+  type: "object",
+  properties: Object.fromEntries(
+    [
+      "namespace",
+      "prefix",
+      "filter",
+      "per_page",
+      "next_token",
+      "reverse",
+      "resources",
+      "task_states",
+      "index",
+      "wait",
+      "region",
+      "stale",
+    ].map((name) => [name, { type: "string" }]),
+  ),
+} as const;
+
+const idParam = {
+  type: "object",
+  properties: { id: { type: "string" } },
+  required: ["id"],
+} as const;
+
+const stopQuery = {
+  type: "object",
+  properties: {
+    no_shutdown_delay: { type: "string" },
+    namespace: { type: "string" },
+    region: { type: "string" },
+  },
+} as const;
+
+/** `/v1/allocations` and `/v1/allocation/:id[/stop]`, as in Nomad. */
+export const allocationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
+  const { allocs } = ctx.tables;
+
+  app.get("/v1/allocations", { schema: { querystring: listQuery } }, async (request, reply) => {
+    const q = request.query as Record<string, string | undefined>;
+    const namespace = q.namespace || "default";
+    const prefix = q.prefix ?? "";
+    const fields = { resources: q.resources === "true", taskStates: q.task_states !== "false" };
+    const allow = (a: AllocRow) =>
+      (namespace === ALL_NAMESPACES || a.Namespace === namespace) &&
+      request.identity.allows(a.Namespace, "read-job");
+    return blockingQuery(ctx, request, reply, ["allocs"], () => {
+      const page = badRequestOnQueryError(() => {
+        const list = parseListQuery(q);
+        const common = {
+          perPage: list.perPage,
+          nextToken: list.nextToken,
+          reverse: list.reverse,
+          filter: list.filter,
+          allow,
+        };
+        if (prefix !== "") {
+          const rows = list.reverse ? [...allocs.withPrefix(prefix)].reverse() : allocs.withPrefix(prefix);
+          return paginate(rows, { ...common, tokenizer: idTokenizer });
+        }
+        return paginate(allocs.list(undefined, list.reverse), {
+          ...common,
+          tokenizer: createIndexIdTokenizer,
+          seek: (key) => allocs.list({ CreateIndex: key.createIndex, ID: key.id } as AllocRow, list.reverse),
+        });
+      });
+      return {
+        index: allocs.index,
+        body: page.items.map((a) => allocStub(a, fields)),
+        nextToken: page.nextToken,
+      };
+    });
+  });
+
+  app.get("/v1/allocation/:id", { schema: { params: idParam } }, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const body = await blockingQuery(ctx, request, reply, ["allocs"], () => {
+      const row = allocs.get(id);
+      return { index: row?.ModifyIndex ?? allocs.index, body: row ?? null };
+    });
+    if (!body) throw ApiError.notFound("alloc not found");
+    if (!request.identity.allows(body.Namespace, "read-job")) throw ApiError.forbidden();
+    return body;
+  });
+
+  app.route({
+    method: ["PUT", "POST"],
+    url: "/v1/allocation/:id/stop",
+    schema: { params: idParam, querystring: stopQuery },
+    handler: async (request, reply) => {
+      const { id } = request.params as { id: string };
+      const q = request.query as { no_shutdown_delay?: string };
+      if (q.no_shutdown_delay !== undefined && !["", "true", "false"].includes(q.no_shutdown_delay)) {
+        throw ApiError.badRequest(
+          `invalid no_shutdown_delay ${JSON.stringify(q.no_shutdown_delay)}: use true or false`,
+        );
+      }
+      const alloc = allocs.get(id);
+      if (!alloc) throw ApiError.notFound("allocation not found");
+      if (!request.identity.allows(alloc.Namespace, "alloc-lifecycle")) throw ApiError.forbidden();
+      // Nomad's Alloc.Stop: mark the allocation for migration and let the
+      // scheduler stop it and place a replacement, in one write.
+      const transition: AllocsDesiredTransitionUpdated = {
+        Allocs: { [alloc.ID]: { Migrate: true, NoShutdownDelay: q.no_shutdown_delay === "true" } },
+      };
+      const now = ctx.clock.now();
+      const evaluation = newEvaluation({
+        ID: randomUUID(),
+        Namespace: alloc.Namespace,
+        Type: alloc.Job?.Type ?? "service",
+        Priority: alloc.Job?.Priority ?? 50,
+        TriggeredBy: "alloc-stop",
+        JobID: alloc.JobID,
+        JobModifyIndex: alloc.Job?.JobModifyIndex ?? 0,
+        CreateTime: now * 1e6,
+      });
+      const evals: EvaluationsUpserted = { Evals: [evaluation] };
+      const index = await commit(ctx, request.identity, [
+        { type: "AllocsDesiredTransitionUpdated", v: 1, data: transition },
+        { type: "EvaluationsUpserted", v: 1, data: evals },
+      ]);
+      reply.header("X-Nomad-Index", String(index));
+      return { EvalID: evaluation.ID, Index: index };
+    },
+  });
+
+  refuseOtherMethods(app, "/v1/allocation/:id/stop", ["PUT", "POST"]);
+};

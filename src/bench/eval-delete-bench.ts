@@ -1,0 +1,212 @@
+import { randomUUID } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { pino } from "pino";
+import type { EvalDeleteRow } from "../../projections/evals.ts";
+import { createProjections } from "../../projections/index.ts";
+import { type EvaluationSpec, newEvaluation } from "../../streams/evals.ts";
+import type { Envelope } from "../../streams/event-schema.ts";
+import { allSchemas } from "../../streams/index.ts";
+import { EnvelopeCodec } from "../codec/envelope-codec.ts";
+import { loadConfig } from "../config.ts";
+import { openFileLog } from "../log/file/index.ts";
+import { startServer } from "../server.ts";
+import type { Projection } from "../store/projection.ts";
+import { Store } from "../store/store.ts";
+import { percentile } from "./percentile.ts";
+
+const quiet = pino({ level: "silent" });
+
+export interface EvalDeleteFigures {
+  readonly evals: number;
+  readonly populate_s: number;
+  /** GET /v1/evaluations?filter=…&per_page=100, walking the first pages. */
+  readonly list_filter_p50_ms: number;
+  readonly list_filter_p99_ms: number;
+  /** GET /v1/evaluations/count with a filter over every evaluation. */
+  readonly count_filter_p50_ms: number;
+  readonly count_filter_max_ms: number;
+  /** DELETE /v1/evaluations {Filter} matching every evaluation. */
+  readonly delete_total_s: number;
+  readonly delete_count: number;
+  readonly delete_pages: number;
+  /** The longest time the server's event loop was held during the delete (walk, apply, HTTP). */
+  readonly delete_max_event_loop_block_ms: number;
+  /** The evals projection's evolve per delete page: the apply step the goal bounds. */
+  readonly delete_apply_p50_ms: number;
+  readonly delete_apply_p99_ms: number;
+  readonly delete_apply_max_ms: number;
+}
+
+/**
+ * One million evaluations on a real server (file log, fsync on every
+ * write), then: listing with a filter, counting with a filter, and deleting
+ * them all by filter with the broker paused. The per-page apply time is
+ * taken by replaying the same log into a store whose evals projection is
+ * timed: the same records applied to the same states.
+ */
+export async function benchEvalDelete(
+  total = 1_000_000,
+  progress: (what: string) => void = () => {},
+): Promise<EvalDeleteFigures> {
+  const dir = await mkdtemp(join(tmpdir(), "chronomad-bench-evals-"));
+  try {
+    const config = await loadConfig(
+      ["--http-addr", "127.0.0.1:0", "--data-dir", dir, "--fsync", "always", "--log-level", "silent"],
+      {},
+    );
+    const server = await startServer(config, { logger: quiet });
+    const url = `http://${server.address}`;
+    let live: Omit<EvalDeleteFigures, "delete_apply_p50_ms" | "delete_apply_p99_ms" | "delete_apply_max_ms">;
+    try {
+      progress(`writing ${total.toLocaleString("en-US")} evaluations`);
+      const populate_s = await populate(server.store, total);
+
+      const pause = await fetch(`${url}/v1/operator/scheduler/configuration`, {
+        method: "PUT",
+        body: JSON.stringify({ SchedulerAlgorithm: "binpack", PauseEvalBroker: true }),
+      });
+      if (!pause.ok) throw new Error(`pausing the broker: ${pause.status} ${await pause.text()}`);
+
+      progress("GET /v1/evaluations?filter=…&per_page=100");
+      const list = await timeListPages(url, 200);
+      progress("GET /v1/evaluations/count?filter=…");
+      const count = await timeCounts(url, 10);
+
+      progress("DELETE /v1/evaluations by filter");
+      const loop = monitorEventLoopDelay({ resolution: 1 });
+      loop.enable();
+      const started = performance.now();
+      const res = await fetch(`${url}/v1/evaluations`, {
+        method: "DELETE",
+        body: JSON.stringify({ Filter: 'Type == "service"' }),
+      });
+      const delete_total_s = (performance.now() - started) / 1000;
+      loop.disable();
+      if (!res.ok) throw new Error(`delete: ${res.status} ${await res.text()}`);
+      const { Count } = (await res.json()) as { Count: number };
+      const left = server.store.table("evals").size;
+      if (Count !== total || left !== 0) throw new Error(`delete removed ${Count}, left ${left}`);
+      live = {
+        evals: total,
+        populate_s: round(populate_s),
+        list_filter_p50_ms: percentile(list, 0.5),
+        list_filter_p99_ms: percentile(list, 0.99),
+        count_filter_p50_ms: percentile(count, 0.5),
+        count_filter_max_ms: percentile(count, 1),
+        delete_total_s: round(delete_total_s),
+        delete_count: Count,
+        delete_pages: [...server.store.table<EvalDeleteRow>("eval_deletes").all()][0]?.Pages ?? 0,
+        delete_max_event_loop_block_ms: round(loop.max / 1e6),
+      };
+    } finally {
+      await server.close();
+    }
+
+    progress("replaying the log to time each delete page's apply");
+    const applies = await timeDeleteApplies(join(dir, "log"));
+    return {
+      ...live,
+      delete_apply_p50_ms: percentile(applies, 0.5),
+      delete_apply_p99_ms: percentile(applies, 0.99),
+      delete_apply_max_ms: percentile(applies, 1),
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const PER_RECORD = 1000;
+
+/** Writes the evaluations as records of 1,000, a few records per append. */
+async function populate(store: Store, total: number): Promise<number> {
+  const started = performance.now();
+  const at = Date.now();
+  const by = { kind: "server", id: "bench" } as const;
+  let batch: Envelope[] = [];
+  for (let written = 0; written < total; ) {
+    const Evals: EvaluationSpec[] = [];
+    for (let i = 0; i < PER_RECORD && written < total; i++, written++) {
+      Evals.push(
+        newEvaluation({
+          ID: randomUUID(),
+          Namespace: "default",
+          Type: "service",
+          TriggeredBy: written % 2 ? "node-update" : "job-register",
+          JobID: `job-${written % 5000}`,
+          Status: written % 2 ? "blocked" : "pending",
+          CreateTime: at * 1e6,
+        }),
+      );
+    }
+    batch.push({ type: "EvaluationsUpserted", v: 1, at, by, data: { Evals } });
+    if (batch.length === 10 || written === total) {
+      const { last } = await store.append(batch);
+      await store.waitFor(last);
+      batch = [];
+    }
+  }
+  return (performance.now() - started) / 1000;
+}
+
+async function timeListPages(url: string, pages: number): Promise<number[]> {
+  const filter = encodeURIComponent('Status == "blocked"');
+  const samples: number[] = [];
+  let token = "";
+  for (let i = 0; i < pages; i++) {
+    const started = performance.now();
+    const res = await fetch(
+      `${url}/v1/evaluations?filter=${filter}&per_page=100${token ? `&next_token=${encodeURIComponent(token)}` : ""}`,
+    );
+    await res.arrayBuffer();
+    samples.push(performance.now() - started);
+    token = res.headers.get("x-nomad-nexttoken") ?? "";
+    if (!res.ok || token === "") throw new Error(`list page ${i}: ${res.status}`);
+  }
+  return samples;
+}
+
+async function timeCounts(url: string, times: number): Promise<number[]> {
+  const filter = encodeURIComponent('Status == "blocked"');
+  const samples: number[] = [];
+  for (let i = 0; i < times; i++) {
+    const started = performance.now();
+    const res = await fetch(`${url}/v1/evaluations/count?namespace=*&filter=${filter}`);
+    await res.arrayBuffer();
+    samples.push(performance.now() - started);
+    if (!res.ok) throw new Error(`count: ${res.status}`);
+  }
+  return samples;
+}
+
+/** Replays the log with the evals projection's evolve timed for delete-by-filter records. */
+async function timeDeleteApplies(logDir: string): Promise<number[]> {
+  const log = await openFileLog(logDir, { fsync: "never" });
+  const samples: number[] = [];
+  const projections = createProjections().all.map((p): Projection => {
+    if (p.name !== "evals") return p;
+    return {
+      ...p,
+      evolve(ctx, event) {
+        if (event.type !== "EvaluationsDeletedByFilter") return p.evolve(ctx, event);
+        const started = performance.now();
+        p.evolve(ctx, event);
+        samples.push(performance.now() - started);
+      },
+    };
+  });
+  const store = new Store({ log, codec: new EnvelopeCodec(allSchemas), projections, logger: quiet });
+  try {
+    await store.start();
+  } finally {
+    await store.stop();
+    await log.close();
+  }
+  return samples;
+}
+
+function round(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}

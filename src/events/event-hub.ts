@@ -1,0 +1,138 @@
+import type { Logger } from "pino";
+import { Observable, Subject, type Subscription } from "rxjs";
+import type { Projections } from "../../projections/index.ts";
+import type { EnvelopeCodec } from "../codec/envelope-codec.ts";
+import type { SnapshotFile } from "../store/snapshot-file.ts";
+import { Store } from "../store/store.ts";
+import { type Frame, FrameBuilder } from "./frames.ts";
+
+export interface EventHubOptions {
+  readonly store: Store;
+  readonly codec: EnvelopeCodec;
+  readonly createProjections: () => Projections;
+  readonly snapshots?: SnapshotFile;
+  readonly logger: Logger;
+  /** Recent frames kept in memory; older cursors are served by replaying the log. */
+  readonly bufferFrames?: number;
+}
+
+export class CursorError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "CursorError";
+  }
+}
+
+/**
+ * Turns the store's table changes into event-stream frames and serves them
+ * from any index the log holds. Recent frames come from a bounded in-memory
+ * buffer; a cursor older than the buffer is served by a temporary store that
+ * replays the log from the nearest snapshot, capturing its frames, until it
+ * reaches the buffer. Nothing is skipped and nothing repeats.
+ */
+export class EventHub {
+  private readonly live = new Subject<Frame>();
+  private readonly buffer: Frame[] = [];
+  private readonly builder = new FrameBuilder((f) => this.publish(f));
+  private readonly limit: number;
+  /** Every frame with an index >= coveredFrom is in the buffer (or still to come). */
+  private coveredFrom: number;
+  private subscriptions: Subscription[] = [];
+
+  constructor(private readonly options: EventHubOptions) {
+    this.limit = options.bufferFrames ?? 10_000;
+    this.coveredFrom = options.store.appliedIndex + 1;
+    this.subscriptions.push(
+      options.store.change$.subscribe((c) => this.builder.add(c)),
+      options.store.applied$.subscribe(() => this.builder.flush()),
+    );
+  }
+
+  stop(): void {
+    for (const s of this.subscriptions) s.unsubscribe();
+    this.subscriptions = [];
+    this.live.complete();
+  }
+
+  /** Frames with Index > `after`, in order: first the past, then live. */
+  framesAfter(after: number): Observable<Frame> {
+    return new Observable<Frame>((subscriber) => {
+      let last = after;
+      let stopped = false;
+      const deliver = (f: Frame) => {
+        if (f.Index <= last || stopped) return;
+        last = f.Index;
+        subscriber.next(f);
+      };
+      // Live frames are held back until the past has been delivered.
+      const pending: Frame[] = [];
+      let caughtUp = false;
+      const liveSub = this.live.subscribe({
+        next: (f) => (caughtUp ? deliver(f) : pending.push(f)),
+        complete: () => subscriber.complete(),
+      });
+      const catchUp = async () => {
+        if (last + 1 < this.coveredFrom) last = await this.replayPast(last, deliver, () => stopped);
+        for (const f of this.buffer) deliver(f);
+        for (const f of pending) deliver(f);
+        pending.length = 0;
+        caughtUp = true;
+      };
+      catchUp().catch((err: Error) => subscriber.error(err));
+      return () => {
+        stopped = true;
+        liveSub.unsubscribe();
+      };
+    });
+  }
+
+  private publish(frame: Frame): void {
+    this.buffer.push(frame);
+    if (this.buffer.length > this.limit) {
+      const evicted = this.buffer.shift()!;
+      this.coveredFrom = evicted.Index + 1;
+    }
+    this.live.next(frame);
+  }
+
+  /**
+   * Replays the log from the state at `after` up to the buffer's coverage,
+   * delivering the frames it produces. Returns the last index replayed.
+   */
+  private async replayPast(
+    after: number,
+    deliver: (f: Frame) => void,
+    stopped: () => boolean,
+  ): Promise<number> {
+    const { log } = this.options.store;
+    if (after + 1 < log.firstIndex()) {
+      throw new CursorError(
+        `index ${after} is older than the log holds (first index ${log.firstIndex()}); resubscribe from index ${log.firstIndex() - 1} or later`,
+      );
+    }
+    const projections = this.options.createProjections();
+    const past = new Store({
+      log,
+      codec: this.options.codec,
+      projections: projections.all,
+      logger: this.options.logger,
+      snapshots: this.options.snapshots,
+    });
+    await past.start({ until: after });
+    const builder = new FrameBuilder(deliver);
+    const subs = [
+      past.change$.subscribe((c) => builder.add(c)),
+      past.applied$.subscribe(() => builder.flush()),
+    ];
+    try {
+      // The buffer keeps moving while the replay runs; go until they meet.
+      while (past.appliedIndex + 1 < this.coveredFrom && !stopped()) {
+        await past.advanceTo(Math.min(this.coveredFrom - 1, past.appliedIndex + 50_000));
+      }
+    } finally {
+      for (const s of subs) s.unsubscribe();
+      await past.stop();
+    }
+    return past.appliedIndex;
+  }
+}

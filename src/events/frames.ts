@@ -1,0 +1,61 @@
+import type { Change } from "../store/projection.ts";
+import { nomadEventType, TOPICS } from "./topics.ts";
+
+/** One event of Nomad's event stream. */
+export interface StreamEvent {
+  readonly Topic: string;
+  readonly Type: string;
+  readonly Key: string;
+  readonly Namespace: string;
+  readonly FilterKeys: readonly string[];
+  readonly Index: number;
+  readonly Payload: Readonly<Record<string, unknown>>;
+}
+
+/** All events of one log record: one NDJSON line of `/v1/event/stream`. */
+export interface Frame {
+  readonly Index: number;
+  readonly Events: readonly StreamEvent[];
+}
+
+/** The stream event for one table change, or undefined when the table is not published. */
+export function eventOf(change: Change): StreamEvent | undefined {
+  const spec = TOPICS[change.table];
+  if (!spec) return undefined;
+  const deleted = change.after === undefined;
+  if (deleted && !spec.publishDeletes) return undefined;
+  const row = (change.after ?? change.before) as Readonly<Record<string, unknown>>;
+  return {
+    Topic: spec.topic,
+    Type: nomadEventType(change.event, deleted, spec.topic),
+    Key: spec.key(row),
+    Namespace: spec.namespace(row),
+    FilterKeys: spec.filterKeys(row),
+    Index: change.index,
+    Payload: { [spec.wrapper]: spec.payload(row) },
+  };
+}
+
+/**
+ * Collects the changes of each record into one frame. The store emits a
+ * record's changes together, then `flush` is called after each applied
+ * batch; a change with a new index also closes the previous frame.
+ */
+export class FrameBuilder {
+  private index = 0;
+  private events: StreamEvent[] = [];
+
+  constructor(private readonly emit: (frame: Frame) => void) {}
+
+  add(change: Change): void {
+    if (change.index !== this.index) this.flush();
+    this.index = change.index;
+    const event = eventOf(change);
+    if (event) this.events.push(event);
+  }
+
+  flush(): void {
+    if (this.events.length > 0) this.emit({ Index: this.index, Events: this.events });
+    this.events = [];
+  }
+}

@@ -1,0 +1,212 @@
+import { pino } from "pino";
+import { filter, firstValueFrom } from "rxjs";
+import { afterEach, describe, expect, it } from "vitest";
+import type { EvalDeleteRow, EvaluationRow } from "../../../projections/evals.ts";
+import { createProjections } from "../../../projections/index.ts";
+import { EnvelopeCodec } from "../../../src/codec/envelope-codec.ts";
+import { Store } from "../../../src/store/store.ts";
+import type { EvaluationSpec } from "../../../streams/evals.ts";
+import { allSchemas } from "../../../streams/index.ts";
+import { startTestServer, type TestServer } from "../../server-harness.ts";
+import { cyclingGroups, evaluation, upsertGroups } from "../eval-fixtures.ts";
+
+const BROKER = "eval broker is enabled; eval broker must be paused to delete evals";
+
+describe("DELETE /v1/evaluations", () => {
+  const running: TestServer[] = [];
+  const start = async () => {
+    const s = await startTestServer();
+    running.push(s);
+    return s;
+  };
+  afterEach(async () => {
+    for (const s of running.splice(0)) await s.stop();
+  });
+
+  const del = (s: TestServer, body: unknown, query = "") =>
+    s.call(`/v1/evaluations${query}`, { method: "DELETE", body: JSON.stringify(body) });
+  const pause = async (s: TestServer, paused: boolean) => {
+    const res = await s.call("/v1/operator/scheduler/configuration", {
+      method: "PUT",
+      body: JSON.stringify({ SchedulerAlgorithm: "binpack", PauseEvalBroker: paused }),
+    });
+    expect(res.status).toBe(200);
+  };
+  const evals = (s: TestServer) => s.store.table<EvaluationRow>("evals");
+  const audit = (s: TestServer) => s.store.table<EvalDeleteRow>("eval_deletes");
+
+  /** 3,000 evaluations in ~430 records; every third one pending, in two namespaces. */
+  const seed = async (s: TestServer) => {
+    const specs: EvaluationSpec[] = [];
+    for (let i = 0; i < 3000; i++) {
+      specs.push(
+        evaluation({
+          Status: i % 3 === 0 ? "pending" : "complete",
+          Namespace: i % 7 === 0 ? "batch" : "default",
+          JobID: `job-${i % 11}`,
+        }),
+      );
+    }
+    await upsertGroups(s.store, cyclingGroups(specs));
+    return specs;
+  };
+
+  it("is refused while the eval broker runs, by filter and by IDs, writing nothing", async () => {
+    const s = await start();
+    const [e] = await seed(s);
+    const before = s.log.lastIndex();
+    for (const body of [{ Filter: 'Status == "pending"' }, { EvalIDs: [e!.ID] }]) {
+      const res = await del(s, body);
+      expect(res.status).toBe(400);
+      expect(await res.text()).toBe(BROKER);
+    }
+    expect(s.log.lastIndex()).toBe(before);
+    expect(evals(s).size).toBe(3000);
+  });
+
+  it("refuses malformed requests with Nomad's messages, writing nothing", async () => {
+    const s = await start();
+    const [e] = await seed(s);
+    await pause(s, true);
+    const before = s.log.lastIndex();
+    const tooMany = Array.from({ length: 7282 }, (_, i) => `id-${i}`);
+    const cases: [unknown, number, RegExp][] = [
+      [{}, 400, /^evals must be deleted by either ID or filter$/],
+      [{ EvalIDs: null, Filter: "" }, 400, /^evals must be deleted by either ID or filter$/],
+      [
+        { EvalIDs: [e!.ID], Filter: 'Status == "pending"' },
+        400,
+        /^evals cannot be deleted by both ID and filter$/,
+      ],
+      [{ EvalIDs: tooMany }, 400, /^request includes 7282 evaluation IDs, must be 7281 or fewer$/],
+      [{ Filter: "Status ==" }, 400, /^failed to read filter expression: 1:10 \(9\): no match found/],
+      [{ Filters: "x" }, 400, /unknown field "Filters"/],
+      [{ EvalIDs: [e!.ID, "00000000-0000-0000-0000-000000000000"] }, 404, /^eval not found$/],
+    ];
+    for (const [body, status, message] of cases) {
+      const res = await del(s, body);
+      expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(status);
+      expect(await res.text()).toMatch(message);
+    }
+    const empty = await s.call("/v1/evaluations", { method: "DELETE" });
+    expect(empty.status).toBe(400);
+    expect(await empty.text()).toBe("Request body is empty");
+    expect((await del(s, { Filter: 'Status == "pending"' }, "?per_page=0")).status).toBe(400);
+    expect(s.log.lastIndex()).toBe(before);
+    expect(evals(s).size).toBe(3000);
+  });
+
+  it("deletes exactly the matching evaluations by filter, in pages, none skipped, in every namespace", async () => {
+    const s = await start();
+    const specs = await seed(s);
+    await pause(s, true);
+    const evalsIndexBefore = evals(s).index;
+    const before = s.log.lastIndex();
+    const res = await del(s, { Filter: 'Status == "pending"' }, "?per_page=100");
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { Count: number; Index: number };
+    const pending = specs.filter((e) => e.Status === "pending");
+    expect(body.Count).toBe(pending.length);
+    expect(res.headers.get("x-nomad-index")).toBe(String(body.Index));
+    expect(body.Index).toBe(s.log.lastIndex());
+    // One small record per page of at most 100 rows: 3,000 rows, so 30 pages.
+    expect(s.log.lastIndex() - before).toBe(30);
+    const left = [...evals(s).all()];
+    expect(left.filter((e) => e.Status === "pending")).toEqual([]);
+    expect(left.map((e) => e.ID).sort()).toEqual(
+      specs
+        .filter((e) => e.Status !== "pending")
+        .map((e) => e.ID)
+        .sort(),
+    );
+    expect(evals(s).index).toBeGreaterThan(evalsIndexBefore);
+    // The audit trail: who, with what, how many expected and deleted.
+    const [row] = [...audit(s).all()];
+    expect(row).toMatchObject({
+      By: { kind: "anonymous", id: "anonymous" },
+      Filter: 'Status == "pending"',
+      Pages: 30,
+      Expected: pending.length,
+      Deleted: pending.length,
+      ModifyIndex: body.Index,
+    });
+
+    const none = await del(s, { Filter: 'Status == "pending"' });
+    expect(await none.json()).toEqual({ Count: 0, Index: 0 });
+  });
+
+  it("deletes by IDs, and counts what the apply deleted", async () => {
+    const s = await start();
+    const specs = await seed(s);
+    await pause(s, true);
+    const ids = specs.slice(0, 5).map((e) => e.ID);
+    const res = await del(s, { EvalIDs: [...ids, ids[0]] });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ Count: 5, Index: s.log.lastIndex() });
+    for (const id of ids) expect(evals(s).get(id)).toBeUndefined();
+    expect(evals(s).size).toBe(2995);
+    expect((await s.call(`/v1/evaluation/${ids[0]}`)).status).toBe(404);
+  });
+
+  it("leaves evaluations created behind the cursor during a delete intact", async () => {
+    const s = await start();
+    const specs = await seed(s);
+    await pause(s, true);
+    const late = [evaluation({ Status: "pending" }), evaluation({ Status: "pending" })];
+    // As soon as the first page is applied, a writer adds matching evaluations.
+    const firstPage = firstValueFrom(
+      s.store.change$.pipe(filter((c) => c.table === "evals" && c.after === undefined)),
+    ).then(() => upsertGroups(s.store, [late]));
+    const res = await del(s, { Filter: 'Status == "pending"' }, "?per_page=100");
+    const lateIndex = await firstPage;
+    const body = (await res.json()) as { Count: number; Index: number };
+    expect(lateIndex).toBeLessThan(body.Index);
+    expect(body.Count).toBe(specs.filter((e) => e.Status === "pending").length);
+    const pendingLeft = [...evals(s).all()].filter((e) => e.Status === "pending").map((e) => e.ID);
+    expect(pendingLeft.sort()).toEqual(late.map((e) => e.ID).sort());
+  });
+
+  it("stops when the broker is resumed mid-delete: the rest is rejected at apply", async () => {
+    const s = await start();
+    const specs = await seed(s);
+    await pause(s, true);
+    const resumed = firstValueFrom(
+      s.store.change$.pipe(filter((c) => c.table === "evals" && c.after === undefined)),
+    ).then(() => pause(s, false));
+    const res = await del(s, { Filter: 'Status == "pending"' }, "?per_page=100");
+    await resumed;
+    expect(res.status).toBe(400);
+    const text = await res.text();
+    expect(text).toMatch(
+      /^eval broker is enabled; eval broker must be paused to delete evals \(\d+ evaluations were deleted before this\)$/,
+    );
+    const deleted = Number(/\((\d+) evaluations/.exec(text)![1]);
+    const pending = specs.filter((e) => e.Status === "pending").length;
+    expect(deleted).toBeGreaterThan(0);
+    expect(deleted).toBeLessThan(pending);
+    expect([...evals(s).all()].filter((e) => e.Status === "pending").length).toBe(pending - deleted);
+  });
+
+  it("rebuilds identical tables from a log with filter deletes, in a fresh store", async () => {
+    const s = await start();
+    await seed(s);
+    await pause(s, true);
+    await del(s, { Filter: 'Status == "pending" and Namespace == "batch"' }, "?per_page=50");
+    await del(s, { Filter: 'JobID matches "^job-1"' }, "?per_page=100");
+    await s.store.caughtUp();
+    const fresh = new Store({
+      log: s.log,
+      codec: new EnvelopeCodec(allSchemas),
+      projections: createProjections().all,
+      logger: pino({ level: "silent" }),
+    });
+    await fresh.start();
+    try {
+      expect(fresh.appliedIndex).toBe(s.store.appliedIndex);
+      expect(fresh.hash()).toBe(s.store.hash());
+      expect(fresh.table("evals").size).toBe(evals(s).size);
+    } finally {
+      await fresh.stop();
+    }
+  });
+});

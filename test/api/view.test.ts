@@ -1,0 +1,53 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "../server-harness.ts";
+
+describe("time travel: ?at_index=N", () => {
+  let s: TestServer | undefined;
+  afterEach(async () => {
+    await s?.stop();
+    s = undefined;
+  });
+
+  const put = async (name: string) =>
+    Number(
+      (await s!.call(`/v1/namespace/${name}`, { method: "PUT", body: "{}" })).headers.get("x-nomad-index"),
+    );
+  const names = async (path: string) =>
+    ((await (await s!.call(path)).json()) as { Name: string }[]).map((n) => n.Name);
+
+  it("answers reads with the state as of the index, and says so", async () => {
+    // Snapshots every 2 records, so past states start from a snapshot and replay the rest.
+    s = await startTestServer({ args: ["--snapshot-every", "2"] });
+    const a = await put("a");
+    const b = await put("b");
+    const deleted = Number(
+      (await s.call("/v1/namespace/a", { method: "DELETE" })).headers.get("x-nomad-index"),
+    );
+    expect(await names(`/v1/namespaces?at_index=${a}`)).toEqual(["a", "default"]);
+    expect(await names(`/v1/namespaces?at_index=${b}`)).toEqual(["a", "b", "default"]);
+    expect(await names(`/v1/namespaces?at_index=${deleted}`)).toEqual(["b", "default"]);
+    expect(await names("/v1/namespaces")).toEqual(["b", "default"]);
+
+    const past = await s.call(`/v1/namespace/a?at_index=${b}`);
+    expect(past.status).toBe(200);
+    expect(past.headers.get("x-chronomad-at-index")).toBe(String(b));
+    expect(past.headers.get("x-nomad-index")).toBe(String(a));
+    expect((await s.call("/v1/namespace/a")).status).toBe(404);
+    expect((await s.call("/v1/namespace/a")).headers.get("x-chronomad-at-index")).toBeNull();
+    // A blocking query on the past answers at once instead of waiting.
+    expect((await s.call(`/v1/namespaces?at_index=${a}&index=${deleted}&wait=5m`)).status).toBe(200);
+  });
+
+  it("refuses an index it cannot answer for, and writes", async () => {
+    s = await startTestServer();
+    const last = s.log.lastIndex();
+    const ahead = await s.call(`/v1/namespaces?at_index=${last + 10}`);
+    expect(ahead.status).toBe(400);
+    expect(await ahead.text()).toMatch(/ahead of the log/);
+    expect((await s.call("/v1/namespaces?at_index=-3")).status).toBe(400);
+    const write = await s.call("/v1/namespace/x?at_index=1", { method: "PUT", body: "{}" });
+    expect(write.status).toBe(400);
+    expect(await write.text()).toMatch(/only for reads/);
+    expect(s.log.lastIndex()).toBe(last);
+  });
+});
