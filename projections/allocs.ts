@@ -78,7 +78,8 @@ export function allocsProjection(nodes: Table<NodeRow>) {
         case "AllocsDisconnected": {
           const node = nodes.get(e.data.NodeID);
           if (node?.Status !== "disconnected") {
-            return ctx.reject(409, `node ${e.data.NodeID} is ${node?.Status ?? "gone"}, not disconnected`);
+            ctx.reject(409, `node ${e.data.NodeID} is ${node?.Status ?? "gone"}, not disconnected`);
+            return;
           }
           for (const id of e.data.AllocIDs) {
             const a = allocs.get(id);
@@ -99,10 +100,11 @@ export function allocsProjection(nodes: Table<NodeRow>) {
         case "AllocsReconnected": {
           const node = nodes.get(e.data.NodeID);
           if (!node || isUnresponsive(node.Status)) {
-            return ctx.reject(
+            ctx.reject(
               409,
               `node ${e.data.NodeID} is ${node?.Status ?? "gone"}: allocations cannot reconnect`,
             );
+            return;
           }
           for (const id of e.data.AllocIDs) {
             const a = allocs.get(id);
@@ -123,7 +125,8 @@ export function allocsProjection(nodes: Table<NodeRow>) {
         case "AllocsLost": {
           const node = nodes.get(e.data.NodeID);
           if (node && !isUnresponsive(node.Status)) {
-            return ctx.reject(409, `node ${e.data.NodeID} is ${node.Status}: its allocations are not lost`);
+            ctx.reject(409, `node ${e.data.NodeID} is ${node.Status}: its allocations are not lost`);
+            return;
           }
           for (const id of e.data.AllocIDs) {
             const a = allocs.get(id);
@@ -164,20 +167,35 @@ export function allocsProjection(nodes: Table<NodeRow>) {
   function applyPlan(ctx: ApplyContext, plan: AllocsPlanApplied, at: number): void {
     // Every check before the first change: a plan applies whole or not at all.
     for (const a of plan.Placed) {
-      if (allocs.has(a.ID)) return ctx.reject(409, `allocation ${a.ID} already exists`);
-      if (a.Job === null) return ctx.reject(400, `attempting to upsert allocation "${a.ID}" without a job`);
+      if (allocs.has(a.ID)) {
+        ctx.reject(409, `allocation ${a.ID} already exists`);
+        return;
+      }
+      if (a.Job === null) {
+        ctx.reject(400, `attempting to upsert allocation "${a.ID}" without a job`);
+        return;
+      }
       const node = nodes.get(a.NodeID);
-      if (!node) return ctx.reject(409, `node ${a.NodeID} not found: allocation ${a.ID} cannot be placed`);
+      if (!node) {
+        ctx.reject(409, `node ${a.NodeID} not found: allocation ${a.ID} cannot be placed`);
+        return;
+      }
       if (node.Status !== "ready" || node.DrainStrategy !== null) {
-        return ctx.reject(409, `node ${a.NodeID} is not ready for placements (status ${node.Status})`);
+        ctx.reject(409, `node ${a.NodeID} is not ready for placements (status ${node.Status})`);
+        return;
       }
     }
     for (const a of plan.Updated) {
-      if (!allocs.has(a.ID))
-        return ctx.reject(404, `allocation ${a.ID} not found: cannot update it in place`);
+      if (!allocs.has(a.ID)) {
+        ctx.reject(404, `allocation ${a.ID} not found: cannot update it in place`);
+        return;
+      }
     }
     for (const d of [...plan.Stopped, ...plan.Preempted]) {
-      if (!allocs.has(d.ID)) return ctx.reject(404, `alloc ${d.ID} doesn't exist`);
+      if (!allocs.has(d.ID)) {
+        ctx.reject(404, `alloc ${d.ID} doesn't exist`);
+        return;
+      }
     }
 
     for (const spec of plan.Placed) {

@@ -86,12 +86,16 @@ export function nodesProjection() {
         case "NodeStatusUpdated": {
           const d = e.data;
           const node = nodes.get(d.NodeID);
-          if (!node) return ctx.reject(404, "node not found");
+          if (!node) {
+            ctx.reject(404, "node not found");
+            return;
+          }
           if (node.Status !== d.PreviousStatus) {
-            return ctx.reject(
+            ctx.reject(
               409,
               `node ${d.NodeID} is ${node.Status}, not ${d.PreviousStatus}: status change to ${d.Status} not applied`,
             );
+            return;
           }
           let lastMissed = node.LastMissedHeartbeatIndex;
           if (!isUnresponsive(node.Status) && isUnresponsive(d.Status)) lastMissed = ctx.index;
@@ -109,7 +113,10 @@ export function nodesProjection() {
         case "NodeDrainUpdated": {
           const d = e.data;
           const node = nodes.get(d.NodeID);
-          if (!node) return ctx.reject(404, "node not found");
+          if (!node) {
+            ctx.reject(404, "node not found");
+            return;
+          }
           ctx.put(
             nodes,
             drained(
@@ -128,12 +135,13 @@ export function nodesProjection() {
         case "NodeEligibilityUpdated": {
           const d = e.data;
           const node = nodes.get(d.NodeID);
-          if (!node) return ctx.reject(404, "node not found");
+          if (!node) {
+            ctx.reject(404, "node not found");
+            return;
+          }
           if (node.DrainStrategy !== null && d.Eligibility === "eligible") {
-            return ctx.reject(
-              400,
-              "can not set node's scheduling eligibility to eligible while it is draining",
-            );
+            ctx.reject(400, "can not set node's scheduling eligibility to eligible while it is draining");
+            return;
           }
           ctx.put(nodes, {
             ...node,
@@ -146,7 +154,10 @@ export function nodesProjection() {
         }
         case "NodeDeregistered": {
           const missing = e.data.NodeIDs.find((id) => !nodes.has(id));
-          if (missing !== undefined) return ctx.reject(404, `node not found: ${missing}`);
+          if (missing !== undefined) {
+            ctx.reject(404, `node not found: ${missing}`);
+            return;
+          }
           for (const id of e.data.NodeIDs) {
             ctx.delete(nodes, id);
             ctx.delete(secrets, id);
@@ -156,7 +167,10 @@ export function nodesProjection() {
         case "NodeEventsAppended": {
           const ids = Object.keys(e.data.Events);
           const missing = ids.find((id) => !nodes.has(id));
-          if (missing !== undefined) return ctx.reject(404, `node not found: ${missing}`);
+          if (missing !== undefined) {
+            ctx.reject(404, `node not found: ${missing}`);
+            return;
+          }
           for (const id of ids) {
             const node = nodes.get(id)!;
             ctx.put(nodes, {
@@ -174,9 +188,13 @@ export function nodesProjection() {
           const ids = [...new Set(e.data.Allocs.map((a) => a.NodeID))];
           for (const id of ids) {
             const node = nodes.get(id);
-            if (!node) return ctx.reject(404, `node ${id} not found`);
+            if (!node) {
+              ctx.reject(404, `node ${id} not found`);
+              return;
+            }
             if (isUnresponsive(node.Status)) {
-              return ctx.reject(409, notAllowedToUpdateAllocs(id, node.Status));
+              ctx.reject(409, notAllowedToUpdateAllocs(id, node.Status));
+              return;
             }
           }
           // Nomad leaves the node's ModifyIndex alone here: only the table moves.
@@ -195,7 +213,8 @@ export function nodesProjection() {
     const existing = nodes.get(spec.ID);
     const secret = secrets.get(spec.ID);
     if (existing && secret && secret.SecretIDHash !== e.data.SecretIDHash) {
-      return ctx.reject(403, "node secret ID does not match. Not registering node.");
+      ctx.reject(403, "node secret ID does not match. Not registering node.");
+      return;
     }
     const updatedAt = seconds(e.at);
     if (existing) {

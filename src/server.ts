@@ -10,10 +10,11 @@ import { allSchemas } from "../streams/index.ts";
 import { buildApi } from "./api/build-api.ts";
 import type { ApiContext } from "./api/context.ts";
 import { OpenAuthenticator } from "./auth/authenticate.ts";
+import { advertisedAddress, openElection } from "./cluster/open-election.ts";
 import { EnvelopeCodec } from "./codec/envelope-codec.ts";
 import { type ServerConfig, splitHostPort } from "./config.ts";
 import { EventHub } from "./events/event-hub.ts";
-import { SoleLeadership } from "./leadership.ts";
+import type { Leadership } from "./leadership.ts";
 import type { EventLog } from "./log/event-log.ts";
 import { openLog } from "./log/open-log.ts";
 import { Metrics } from "./metrics/metrics.ts";
@@ -33,6 +34,8 @@ export interface RunningServer {
   readonly log: EventLog;
   readonly http: FastifyInstance;
   readonly logger: Logger;
+  /** Who leads, as this server sees it. */
+  readonly leadership: Leadership;
   /** Stops accepting, finishes in-flight requests and appends, writes a snapshot, closes the log. */
   close(): Promise<void>;
 }
@@ -73,7 +76,8 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
 
   const { host, port } = splitHostPort(config.httpAddr);
   const closing = new Subject<"closing">();
-  const leadership = new SoleLeadership();
+  // Read at every election join, for stickiness: `services` exists by then.
+  const leadership = openElection(config, logger, () => services.heldEpoch);
   const heartbeats = new HeartbeatWatcher();
   const quiet = logger.child({ component: "history" }, { level: "warn" });
   const events = new EventHub({
@@ -110,22 +114,27 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
       tables: projections.tables,
       clock,
       logger: logger.child({ component: "services" }),
-      write: (drafts) => writeEvents(store, clock.now(), serverActor(config), drafts),
+      actor: serverActor(config),
     },
     logger,
+    { reclaimAfterMs: config.leaderSessionTimeout, resumeOwnEpoch: leadership.exclusive },
   );
-  services.attach(leadership);
 
   const http = await buildApi(ctx);
   await http.listen({ host, port });
-  const bound = http.server.address();
-  const advertised =
-    bound && typeof bound === "object"
-      ? bound.family === "IPv6"
-        ? `[${bound.address}]:${bound.port}`
-        : `${bound.address}:${bound.port}`
-      : config.httpAddr;
-  leadership.advertise(advertised);
+  const advertised = advertisedAddress(config, http.server.address());
+  try {
+    await leadership.join(advertised);
+    // A leader serves only once its services run (its claim is in the log).
+    await services.attach(leadership, advertised);
+  } catch (err) {
+    await http.close();
+    await services.close();
+    await leadership.close();
+    await store.stop();
+    await log.close();
+    throw err;
+  }
   logger.info({ http: advertised, log: log.url, index: store.appliedIndex }, "chronomad serving");
 
   let closed: Promise<void> | undefined;
@@ -135,6 +144,8 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
       closing.complete();
       await http.close();
       await services.close();
+      // After the services stop, so the next leader's never overlap them.
+      await leadership.close();
       events.stop();
       await store.caughtUp().catch(() => undefined);
       await store.snapshot().catch((err: Error) => logger.error({ err }, "snapshot at shutdown failed"));
@@ -144,7 +155,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     })();
     return closed;
   };
-  return { address: advertised, store, log, http, logger, close };
+  return { address: advertised, store, log, http, logger, leadership, close };
 }
 
 /**

@@ -276,12 +276,12 @@ export function newAllocation(
 type AllocStatus = Pick<AllocationSpec, "DesiredStatus" | "ClientStatus">;
 
 /** Nomad's ServerTerminalStatus: the scheduler wants it gone. */
-export function isServerTerminal(a: AllocStatus): boolean {
+export function isServerTerminal(a: Pick<AllocationSpec, "DesiredStatus">): boolean {
   return a.DesiredStatus === "stop" || a.DesiredStatus === "evict";
 }
 
 /** Nomad's ClientTerminalStatus: it will not run again (`unknown` is not terminal). */
-export function isClientTerminal(a: AllocStatus): boolean {
+export function isClientTerminal(a: Pick<AllocationSpec, "ClientStatus">): boolean {
   return a.ClientStatus === "complete" || a.ClientStatus === "failed" || a.ClientStatus === "lost";
 }
 

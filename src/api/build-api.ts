@@ -6,13 +6,18 @@ import Fastify, {
   LogController,
 } from "fastify";
 import type { AuthenticatedIdentity } from "../auth/authenticate.ts";
+import { unpackPlain } from "../codec/envelope-codec.ts";
 import { ApiError } from "./api-error.ts";
 import type { ApiContext } from "./context.ts";
 import { agentPlugin } from "./plugins/agent.ts";
+import { allocationsPlugin } from "./plugins/allocations.ts";
+import { clientRpcPlugin } from "./plugins/client-rpc.ts";
 import { evaluationsPlugin } from "./plugins/evaluations.ts";
 import { eventsPlugin } from "./plugins/events.ts";
 import { metricsPlugin } from "./plugins/metrics.ts";
 import { namespacesPlugin } from "./plugins/namespaces.ts";
+import { nodesPlugin } from "./plugins/nodes.ts";
+import { operatorStatePlugin } from "./plugins/operator-state.ts";
 import { schedulerConfigPlugin } from "./plugins/scheduler-config.ts";
 import { statusPlugin } from "./plugins/status.ts";
 import { AT_INDEX_HEADER, resolveView, type View } from "./view.ts";
@@ -34,6 +39,10 @@ const PLUGINS = [
   namespacesPlugin,
   evaluationsPlugin,
   schedulerConfigPlugin,
+  nodesPlugin,
+  allocationsPlugin,
+  clientRpcPlugin,
+  operatorStatePlugin,
 ];
 
 /**
@@ -86,6 +95,16 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
       done(null, JSON.parse(text));
     } catch (err) {
       done(ApiError.badRequest(`invalid JSON body: ${(err as Error).message}`), undefined);
+    }
+  });
+  // Client RPCs may come msgpack-encoded, as Nomad's clients speak it.
+  app.addContentTypeParser("application/msgpack", { parseAs: "buffer" }, (_request, body, done) => {
+    const bytes = body as Buffer;
+    if (bytes.length === 0) return done(null, undefined);
+    try {
+      done(null, unpackPlain(bytes));
+    } catch (err) {
+      done(ApiError.badRequest(`invalid msgpack body: ${(err as Error).message}`), undefined);
     }
   });
 

@@ -1,7 +1,9 @@
 import { runBench } from "./bench-command.ts";
+import { runExport } from "./export-command.ts";
 import { runLogCommand } from "./log-command.ts";
 import { runReplay } from "./replay-command.ts";
 import { runServe } from "./serve-command.ts";
+import { runSnapshotCommand } from "./snapshot-command.ts";
 
 const USAGE = `Usage: chronomad <command> [options]
 
@@ -9,6 +11,8 @@ Commands:
   serve     run a server (flags: --http-addr, --data-dir, --log, --config, ...; see README)
   log       operate on a file log: verify, repair --truncate-after N
   replay    copy a cluster's history into another log (--from URL --to URL [--verify])
+  snapshot  save | restore FILE | inspect FILE
+  export    stream table changes as flat records to a file or Kafka (--to URL)
   bench     run the benchmarks and print a table (--json for one JSON object)
   version   print the version
 `;
@@ -23,6 +27,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       return runLogCommand(rest, process.stdout);
     case "replay":
       return runReplay(rest, process.stdout);
+    case "export":
+      return runExport(rest, process.stdout);
+    case "snapshot":
+      return runSnapshotCommand(rest, process.stdout);
     case "bench":
       return runBench(rest, process.stdout);
     case "version":

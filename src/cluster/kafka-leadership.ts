@@ -45,6 +45,7 @@ const MAX_TOPIC_LENGTH = 249;
  * writes (projections/leadership.ts).
  */
 export class KafkaLeadership implements Leadership {
+  readonly exclusive = false;
   private readonly leading = new BehaviorSubject(false);
   readonly leader$: Observable<boolean> = this.leading.pipe(distinctUntilChanged());
   private readonly address: KafkaLogAddress;

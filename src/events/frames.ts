@@ -15,6 +15,11 @@ export interface StreamEvent {
 /** All events of one log record: one NDJSON line of `/v1/event/stream`. */
 export interface Frame {
   readonly Index: number;
+  /**
+   * When the record was written (RFC 3339). Not in Nomad's frames, whose
+   * clients ignore fields they do not know; analytics need it.
+   */
+  readonly Time: string;
   readonly Events: readonly StreamEvent[];
 }
 
@@ -43,6 +48,7 @@ export function eventOf(change: Change): StreamEvent | undefined {
  */
 export class FrameBuilder {
   private index = 0;
+  private at = 0;
   private events: StreamEvent[] = [];
 
   constructor(private readonly emit: (frame: Frame) => void) {}
@@ -50,12 +56,15 @@ export class FrameBuilder {
   add(change: Change): void {
     if (change.index !== this.index) this.flush();
     this.index = change.index;
+    this.at = change.at;
     const event = eventOf(change);
     if (event) this.events.push(event);
   }
 
   flush(): void {
-    if (this.events.length > 0) this.emit({ Index: this.index, Events: this.events });
+    if (this.events.length > 0) {
+      this.emit({ Index: this.index, Time: new Date(this.at).toISOString(), Events: this.events });
+    }
     this.events = [];
   }
 }

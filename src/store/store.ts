@@ -183,9 +183,8 @@ export class Store {
     return h.digest("hex");
   }
 
-  /** Writes a snapshot of the tables as of the applied index. */
-  snapshot(): Promise<void> {
-    const file = this.options.snapshots;
+  /** Writes a snapshot of the tables as of the applied index (to `file`, or the store's snapshot directory). */
+  snapshot(file = this.options.snapshots): Promise<void> {
     if (!file) return Promise.resolve();
     if (this.snapshotting) return this.snapshotting;
     // Rows are immutable, so holding the current row references is a

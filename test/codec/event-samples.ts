@@ -1,5 +1,6 @@
 import { newEvaluation } from "../../streams/evals.ts";
 import type { Envelope } from "../../streams/event-schema.ts";
+import { nodeAllocSamples } from "./node-alloc-samples.ts";
 
 const at = 1_763_800_000_000;
 const by = { kind: "token", id: "6f1d0c2e-0000-4000-8000-00000000a11c", name: "ops" } as const;
@@ -108,4 +109,5 @@ export const eventSamples: readonly Envelope[] = [
       CASIndex: 17,
     },
   },
+  ...nodeAllocSamples,
 ];

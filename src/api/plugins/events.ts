@@ -70,7 +70,7 @@ export const eventsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => 
         next: (frame) => {
           const events = frame.Events.filter((e) => matches(e, topics, namespace));
           if (events.length === frame.Events.length) write(JSON.stringify(frame));
-          else if (events.length > 0) write(JSON.stringify({ Index: frame.Index, Events: events }));
+          else if (events.length > 0) write(JSON.stringify({ ...frame, Events: events }));
           lastSent = frame.Index;
           // What was written still reaches the client before the end; the
           // cursor in the final frame picks up right after it.

@@ -67,7 +67,7 @@ interface DrainBody {
   Meta?: Record<string, string> | null;
 }
 
-const NODE_WRITE = ["PUT", "POST"] as const;
+const NODE_WRITE: ("PUT" | "POST")[] = ["PUT", "POST"];
 
 /** `/v1/nodes` and `/v1/node/:id[/...]`, as in Nomad. */
 export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
@@ -260,15 +260,10 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
     },
   });
 
-  for (const [url, allowed] of [
-    ["/v1/node/:id/drain", NODE_WRITE],
-    ["/v1/node/:id/eligibility", NODE_WRITE],
-    ["/v1/node/:id/evaluate", NODE_WRITE],
-    ["/v1/node/:id/purge", NODE_WRITE],
-    ["/v1/node/:id/allocations", ["GET"]],
-  ] as const) {
-    refuseOtherMethods(app, url, allowed);
+  for (const action of ["drain", "eligibility", "evaluate", "purge"]) {
+    refuseOtherMethods(app, `/v1/node/:id/${action}`, NODE_WRITE);
   }
+  refuseOtherMethods(app, "/v1/node/:id/allocations", ["GET"]);
 };
 
 /** A node by exact ID or unique prefix, or undefined (for blocking reads, which answer 404 at the end). */

@@ -1,0 +1,61 @@
+import type { AllocRow } from "../../../projections/allocs.ts";
+import { ApiError } from "../api-error.ts";
+import { MAX_WAIT_MS, runBlocking } from "../blocking-query.ts";
+import { authenticateNode, authenticateNodeBySecret, presentedNodeSecret } from "./node-auth.ts";
+import { blockingParams, queryMeta, type RpcHandler } from "./rpc-context.ts";
+import type { ClientAllocsBody, GetAllocsBody } from "./schemas.ts";
+
+/**
+ * Node.GetClientAllocs: what the client should run, as allocation ID →
+ * AllocModifyIndex (bumped by server-side changes only), blocking until the
+ * index passes MinQueryIndex. An unknown node gets an empty map, as in Nomad.
+ */
+export const getClientAllocs: RpcHandler = async ({ api }, request) => {
+  const body = (request.body ?? {}) as ClientAllocsBody;
+  if (!body.NodeID) throw ApiError.badRequest("missing node ID");
+  if (api.tables.nodes.has(body.NodeID)) {
+    authenticateNode(api, body.NodeID, presentedNodeSecret(request, body.SecretID, body.AuthToken));
+  }
+  const { allocs } = api.tables;
+  let firstCount: number | undefined;
+  const result = await runBlocking(api, request, blockingParams(body, MAX_WAIT_MS), ["allocs"], () => {
+    const rows = allocs.by("node", body.NodeID!);
+    firstCount ??= rows.length;
+    const out: Record<string, number> = {};
+    let max = 0;
+    for (const a of rows) {
+      out[a.ID] = a.AllocModifyIndex;
+      if (a.ModifyIndex > max) max = a.ModifyIndex;
+    }
+    // No allocations, or fewer than before (garbage collected): the table's
+    // index is the one that moved.
+    const index = rows.length === 0 || rows.length < firstCount ? allocs.index : max;
+    return { index, body: out };
+  });
+  return { Allocs: result.body, MigrateTokens: {}, ...queryMeta(api, result.index) };
+};
+
+/**
+ * Alloc.GetAllocs: full allocations by ID, for the client that pulls what
+ * changed. Any authenticated node may read them (it watches the previous
+ * allocations of its own, which may be elsewhere). While one is missing the
+ * answer is empty and blocks, as Nomad's does.
+ */
+export const getAllocs: RpcHandler = async ({ api }, request) => {
+  const body = (request.body ?? {}) as GetAllocsBody;
+  authenticateNodeBySecret(api, presentedNodeSecret(request, body.AuthToken));
+  const ids = body.AllocIDs ?? [];
+  const { allocs } = api.tables;
+  const result = await runBlocking(api, request, blockingParams(body, MAX_WAIT_MS), ["allocs"], () => {
+    const found: AllocRow[] = [];
+    let max = 0;
+    for (const id of ids) {
+      const a = allocs.get(id);
+      if (!a) return { index: allocs.index, body: [] as AllocRow[] };
+      found.push(a);
+      if (a.ModifyIndex > max) max = a.ModifyIndex;
+    }
+    return { index: max > 0 ? max : allocs.index, body: found };
+  });
+  return { Allocs: result.body, ...queryMeta(api, result.index) };
+};

@@ -1,0 +1,71 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import { packPlain } from "../../codec/envelope-codec.ts";
+import { ApiError } from "../api-error.ts";
+import { AllocUpdateBatcher } from "../client-rpc/alloc-update-batcher.ts";
+import { getAllocs, getClientAllocs } from "../client-rpc/client-allocs.ts";
+import { deregister, emitEvents } from "../client-rpc/deregister.ts";
+import { register } from "../client-rpc/register.ts";
+import type { RpcContext, RpcHandler } from "../client-rpc/rpc-context.ts";
+import {
+  clientAllocsBody,
+  deregisterBody,
+  emitEventsBody,
+  getAllocsBody,
+  registerBody,
+  updateAllocBody,
+  updateStatusBody,
+} from "../client-rpc/schemas.ts";
+import { updateAlloc } from "../client-rpc/update-alloc.ts";
+import { updateStatus } from "../client-rpc/update-status.ts";
+import type { ApiContext } from "../context.ts";
+
+/** The client RPCs served, with the JSON schema of their request struct. */
+const METHODS: Readonly<Record<string, { schema: object; handler: RpcHandler }>> = {
+  "Node.Register": { schema: registerBody, handler: register },
+  "Node.UpdateStatus": { schema: updateStatusBody, handler: updateStatus },
+  "Node.UpdateAlloc": { schema: updateAllocBody, handler: updateAlloc },
+  "Node.GetClientAllocs": { schema: clientAllocsBody, handler: getClientAllocs },
+  "Node.Deregister": { schema: deregisterBody, handler: deregister },
+  "Node.EmitEvents": { schema: emitEventsBody, handler: emitEvents },
+  "Alloc.GetAllocs": { schema: getAllocsBody, handler: getAllocs },
+};
+
+export const MSGPACK = "application/msgpack";
+
+/**
+ * Nomad's client-to-server RPCs over HTTP: `PUT /v1/rpc/<Service.Method>`
+ * with the request struct as a JSON or msgpack body; the reply struct comes
+ * back in the same encoding. Every call is authenticated by the node's own
+ * SecretID (see client-rpc/node-auth.ts).
+ */
+export const clientRpcPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
+  const rc: RpcContext = { api: ctx, batcher: new AllocUpdateBatcher(ctx) };
+  app.addHook("onClose", async () => rc.batcher.close());
+
+  for (const [name, { schema, handler }] of Object.entries(METHODS)) {
+    app.route({
+      method: ["PUT", "POST"],
+      url: `/v1/rpc/${name}`,
+      schema: { body: schema },
+      handler: async (request, reply) => respond(request, reply, await handler(rc, request)),
+    });
+  }
+  app.route({
+    method: ["PUT", "POST"],
+    url: "/v1/rpc/:method",
+    handler: async (request) => {
+      throw ApiError.notFound(`rpc: can't find method ${(request.params as { method: string }).method}`);
+    },
+  });
+};
+
+function respond(request: FastifyRequest, reply: FastifyReply, body: Record<string, unknown>): FastifyReply {
+  if (typeof body.Index === "number") reply.header("X-Nomad-Index", String(body.Index));
+  if (isMsgpack(request)) return reply.type(MSGPACK).send(Buffer.from(packPlain(body)));
+  return reply.send(body);
+}
+
+function isMsgpack(request: FastifyRequest): boolean {
+  const type = request.headers["content-type"];
+  return typeof type === "string" && type.split(";")[0]!.trim().toLowerCase() === MSGPACK;
+}

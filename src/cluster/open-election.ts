@@ -1,0 +1,55 @@
+import { hostname } from "node:os";
+import type { Logger } from "pino";
+import type { ServerConfig } from "../config.ts";
+import { type Leadership, SoleLeadership } from "../leadership.ts";
+import { KafkaLeadership } from "./kafka-leadership.ts";
+
+/** A Leadership the server starts once it knows its address, and leaves at shutdown. */
+export interface Election extends Leadership {
+  /** Enters the election advertising `address`; resolves once this server knows whether it leads. */
+  join(address: string): Promise<void>;
+  close(): Promise<void>;
+  /** True when no other server can write to this server's log (file, memory). */
+  readonly exclusive: boolean;
+}
+
+class SoleElection extends SoleLeadership implements Election {
+  readonly exclusive = true;
+
+  async join(address: string): Promise<void> {
+    this.advertise(address);
+  }
+
+  async close(): Promise<void> {}
+}
+
+/**
+ * The election a log calls for: servers sharing a Kafka log elect a leader
+ * through a consumer group beside it; a server alone on its log (file,
+ * memory) leads itself.
+ */
+export function openElection(config: ServerConfig, logger: Logger, heldEpoch: () => number): Election {
+  if (!config.log.startsWith("kafka://")) return new SoleElection();
+  return new KafkaLeadership({
+    logUrl: config.log,
+    serverName: config.serverName,
+    sessionTimeoutMs: config.leaderSessionTimeout,
+    logger: logger.child({ component: "election" }),
+    heldEpoch,
+  });
+}
+
+/**
+ * The address other servers and clients reach this one at: advertise_addr
+ * if set, else the bound address, with the host name in place of an
+ * unspecified one (0.0.0.0, ::) that nobody could connect to.
+ */
+export function advertisedAddress(
+  config: ServerConfig,
+  bound: string | { address: string; family: string; port: number } | null,
+): string {
+  if (config.advertiseAddr) return config.advertiseAddr;
+  if (!bound || typeof bound === "string") return config.httpAddr;
+  if (bound.address === "0.0.0.0" || bound.address === "::") return `${hostname()}:${bound.port}`;
+  return bound.family === "IPv6" ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`;
+}

@@ -1,0 +1,156 @@
+import { describe, expect, it } from "vitest";
+import { ApiError } from "../../../src/api/api-error.ts";
+import { AllocUpdateBatcher } from "../../../src/api/client-rpc/alloc-update-batcher.ts";
+import type { ApiContext } from "../../../src/api/context.ts";
+import { VirtualClock } from "../../../src/util/clock.ts";
+import type { ClientAllocUpdate } from "../../../streams/allocs.ts";
+import { newEvaluation } from "../../../streams/evals.ts";
+import { alloc, memoryStore, placed, registered, statusChange } from "../../projections/memory-store.ts";
+
+async function setup(nodes: string[]) {
+  const m = await memoryStore();
+  for (const id of nodes) {
+    await m.write(registered(id), statusChange(id, "initializing", "ready"));
+    await m.write(placed(alloc(`${id}-a`, id), alloc(`${id}-b`, id, { JobID: "api" })));
+  }
+  const clock = new VirtualClock();
+  // The batcher reads only these parts of the API context.
+  const ctx = {
+    store: m.store,
+    tables: m.tables,
+    clock,
+    config: { serverName: "s1" },
+  } as unknown as ApiContext;
+  return { ...m, clock, batcher: new AllocUpdateBatcher(ctx) };
+}
+
+const update = (
+  id: string,
+  nodeID: string,
+  status: ClientAllocUpdate["ClientStatus"] = "running",
+): ClientAllocUpdate => ({
+  ID: id,
+  NodeID: nodeID,
+  ClientStatus: status,
+  ClientDescription: "",
+  TaskStates: null,
+  DeploymentStatus: null,
+  NetworkStatus: null,
+  ModifyTime: 1,
+});
+
+const evaluation = (id: string, job: string) =>
+  newEvaluation({
+    ID: id,
+    Namespace: "default",
+    Type: "service",
+    TriggeredBy: "alloc-failure",
+    JobID: job,
+    CreateTime: 1,
+  });
+
+/** Lets pending promise callbacks and the store's apply run. */
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+describe("AllocUpdateBatcher", () => {
+  it("writes every call of one 50 ms window as one event, and answers every caller with its index", async () => {
+    const { batcher, clock, log, tables } = await setup(["n1", "n2", "n3"]);
+    const before = log.lastIndex();
+    const calls = ["n1", "n2", "n3"].map((n) =>
+      batcher.submit({
+        nodeID: n,
+        updates: [update(`${n}-a`, n), update(`${n}-b`, n)],
+        reconnected: [],
+        evals: [],
+      }),
+    );
+    clock.advance(49);
+    await tick();
+    expect(log.lastIndex()).toBe(before);
+    clock.advance(1);
+    const indexes = await Promise.all(calls);
+    expect(log.lastIndex()).toBe(before + 1);
+    expect(new Set(indexes)).toEqual(new Set([before + 1]));
+    expect(batcher.windows).toBe(1);
+    expect(batcher.calls).toBe(3);
+    for (const n of ["n1", "n2", "n3"]) {
+      expect(tables.allocs.get(`${n}-a`)!.ClientStatus).toBe("running");
+      expect(tables.nodes.get(n)!.LastAllocUpdateIndex).toBe(before + 1);
+    }
+  });
+
+  it("keeps one evaluation per job per window", async () => {
+    const { batcher, clock, tables } = await setup(["n1", "n2"]);
+    const calls = [
+      batcher.submit({
+        nodeID: "n1",
+        updates: [update("n1-a", "n1", "failed")],
+        reconnected: [],
+        evals: [evaluation("e1", "web")],
+      }),
+      batcher.submit({
+        nodeID: "n2",
+        updates: [update("n2-a", "n2", "failed")],
+        reconnected: [],
+        evals: [evaluation("e2", "web")],
+      }),
+      batcher.submit({
+        nodeID: "n2",
+        updates: [update("n2-b", "n2", "failed")],
+        reconnected: [],
+        evals: [evaluation("e3", "api")],
+      }),
+    ];
+    clock.advance(50);
+    const [index] = await Promise.all(calls);
+    expect(tables.evals.get("e1")?.CreateIndex).toBe(index);
+    expect(tables.evals.get("e2")).toBeUndefined();
+    expect(tables.evals.get("e3")?.CreateIndex).toBe(index);
+  });
+
+  it("refuses the callers of a node that went down before the window was written, and writes the others", async () => {
+    const { batcher, clock, tables, write } = await setup(["n1", "n2"]);
+    const fromN1 = batcher.submit({
+      nodeID: "n1",
+      updates: [update("n1-a", "n1")],
+      reconnected: [],
+      evals: [evaluation("e1", "web")],
+    });
+    const fromN2 = batcher.submit({
+      nodeID: "n2",
+      updates: [update("n2-a", "n2")],
+      reconnected: [],
+      evals: [evaluation("e2", "api")],
+    });
+    // Accepted while n1 was ready; it goes down before the window closes.
+    await write(statusChange("n1", "ready", "down"));
+    clock.advance(50);
+    const refused = await fromN1.catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect((refused as ApiError).status).toBe(409);
+    expect((refused as ApiError).message).toBe(
+      "node n1 is not allowed to update allocs while in status down",
+    );
+    const index = await fromN2;
+    expect(tables.allocs.get("n2-a")!.ClientStatus).toBe("running");
+    expect(tables.allocs.get("n1-a")!.ClientStatus).toBe("pending");
+    expect(tables.nodes.get("n1")!.LastAllocUpdateIndex).toBe(0);
+    // The window's records: the update, then the evaluations; callers get the last index.
+    expect(tables.nodes.get("n2")!.LastAllocUpdateIndex).toBe(index - 1);
+    expect(tables.evals.get("e2")?.CreateIndex).toBe(index);
+    expect(batcher.windows).toBe(2);
+  });
+
+  it("writes what is queued when it closes", async () => {
+    const { batcher, tables } = await setup(["n1"]);
+    const call = batcher.submit({
+      nodeID: "n1",
+      updates: [update("n1-a", "n1")],
+      reconnected: [],
+      evals: [],
+    });
+    await batcher.close();
+    await call;
+    expect(tables.allocs.get("n1-a")!.ClientStatus).toBe("running");
+  });
+});
