@@ -2,6 +2,7 @@ import type { Projection } from "../src/store/projection.ts";
 import { allocsProjection } from "./allocs.ts";
 import { clusterProjection } from "./cluster.ts";
 import { evalsProjection } from "./evals.ts";
+import { historyProjection } from "./history.ts";
 import { leadershipProjection } from "./leadership.ts";
 import { namespacesProjection } from "./namespaces.ts";
 import { nodesProjection } from "./nodes.ts";
@@ -30,6 +31,9 @@ export function createProjections() {
     nodes.projection,
     allocs.projection,
   ];
+  // Last: it folds in the row changes the others make (the audit trail).
+  const history = historyProjection(all.flatMap((p) => p.tables.map((t) => t.name)));
+  all.push(history.projection);
   return {
     all,
     tables: {
@@ -42,6 +46,7 @@ export function createProjections() {
       nodes: nodes.nodes,
       nodeSecrets: nodes.secrets,
       allocs: allocs.allocs,
+      history: history.history,
     },
   };
 }

@@ -14,6 +14,7 @@ import { allocationsPlugin } from "./plugins/allocations.ts";
 import { clientRpcPlugin } from "./plugins/client-rpc.ts";
 import { evaluationsPlugin } from "./plugins/evaluations.ts";
 import { eventsPlugin } from "./plugins/events.ts";
+import { historyPlugin } from "./plugins/history.ts";
 import { metricsPlugin } from "./plugins/metrics.ts";
 import { namespacesPlugin } from "./plugins/namespaces.ts";
 import { nodesPlugin } from "./plugins/nodes.ts";
@@ -36,6 +37,7 @@ const PLUGINS = [
   agentPlugin,
   metricsPlugin,
   eventsPlugin,
+  historyPlugin,
   namespacesPlugin,
   evaluationsPlugin,
   schedulerConfigPlugin,

@@ -159,7 +159,7 @@ export function countEvals(evals: Table<EvaluationRow>, params: EvalCountParams)
     evals.countBy("namespace", namespace) * SMALL_NAMESPACE_SHARE < evals.size
   ) {
     rows = evals.by("namespace", namespace);
-  } else rows = evals.all();
+  } else rows = evals.list(); // the rows themselves, without a key lookup each as all() does
   let count = 0;
   for (const row of rows) {
     if (namespace !== ALL_NAMESPACES && row.Namespace !== namespace) continue;

@@ -1,7 +1,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { benchCluster } from "../bench/cluster-bench.ts";
+import { benchEvalDelete } from "../bench/eval-delete-bench.ts";
 import { benchFileLog } from "../bench/file-log-bench.ts";
+import { benchHeartbeats } from "../bench/heartbeat-bench.ts";
 import { benchKafkaLog } from "../bench/kafka-log-bench.ts";
 import { benchReplay, benchVisible } from "../bench/store-bench.ts";
 
@@ -14,9 +17,12 @@ type Figures = Record<string, object | number>;
  */
 export async function runBench(args: readonly string[], out: NodeJS.WritableStream): Promise<number> {
   const json = args.includes("--json");
-  const unknown = args.filter((a) => a !== "--json");
+  // The million-evaluation delete takes minutes: only on request.
+  const evalDelete = args.includes("--eval-delete") || args.includes("--all");
+  const known = ["--json", "--eval-delete", "--all"];
+  const unknown = args.filter((a) => !known.includes(a));
   if (unknown.length) {
-    process.stderr.write(`chronomad bench: unknown argument ${unknown[0]} (only --json)\n`);
+    process.stderr.write(`chronomad bench: unknown argument ${unknown[0]} (known: ${known.join(", ")})\n`);
     return 2;
   }
   const progress = (what: string) => process.stderr.write(`bench: ${what}...\n`);
@@ -35,12 +41,22 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
   const visible = await benchVisible();
   figures.visible_p50_ms = visible.visible_p50_ms;
   figures.visible_p99_ms = visible.visible_p99_ms;
+  progress("client heartbeats over HTTP with 5,000 nodes, and alloc update coalescing");
+  figures.heartbeat = await benchHeartbeats();
   const brokers = process.env.KAFKA_BROKERS;
   if (brokers) {
     progress(`kafka log appends (${brokers})`);
     figures.kafka_log = await benchKafkaLog(brokers);
+    progress(`three servers on one topic: follower visibility and failover (${brokers})`);
+    figures.cluster = await benchCluster(brokers);
   } else {
     progress("kafka log skipped: KAFKA_BROKERS is not set");
+  }
+  if (evalDelete) {
+    progress("eval delete: 1,000,000 evaluations (several minutes)");
+    figures.eval_delete = await benchEvalDelete(1_000_000, (what) => progress(`eval delete: ${what}`));
+  } else {
+    progress("eval delete skipped: pass --eval-delete or --all");
   }
 
   if (json) {
@@ -55,6 +71,7 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
   const width = Math.max(...rows.map(([k]) => k.length));
   out.write(`${"figure".padEnd(width)}  value\n${"-".repeat(width)}  ${"-".repeat(12)}\n`);
   for (const [k, v] of rows) out.write(`${k.padEnd(width)}  ${v}\n`);
+  if (!evalDelete) out.write(`${"eval_delete".padEnd(width)}  skipped (pass --eval-delete or --all)\n`);
   return 0;
 }
 

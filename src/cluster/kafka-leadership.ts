@@ -63,6 +63,8 @@ export class KafkaLeadership implements Leadership {
   private restartTimer: NodeJS.Timeout | undefined;
   private readonly firstJoin: Promise<void>;
   private joined: () => void = () => undefined;
+  private refused: (err: Error) => void = () => undefined;
+  private hasJoined = false;
 
   constructor(private readonly options: KafkaLeadershipOptions) {
     this.address = parseKafkaUrl(options.logUrl);
@@ -85,15 +87,23 @@ export class KafkaLeadership implements Leadership {
       logLevel: kafkajsLevel("warn"),
       logCreator: pinoLogCreator(options.logger),
     });
-    this.firstJoin = new Promise<void>((resolve) => {
-      this.joined = resolve;
+    this.firstJoin = new Promise<void>((resolve, reject) => {
+      this.joined = () => {
+        this.hasJoined = true;
+        resolve();
+      };
+      this.refused = reject;
     });
+    // Rejections after the first join are handled by the crash listener.
+    this.firstJoin.catch(() => undefined);
   }
 
   /**
    * Joins the election, advertising `address`. Resolves once this server
    * knows the outcome of its first join (or after two session timeouts if
-   * the group is slow to settle; the outcome then arrives later).
+   * the group is slow to settle; the outcome then arrives later). Rejects
+   * if the broker refuses to let it join at all (a session timeout outside
+   * the broker's group.min/max.session.timeout.ms, missing ACLs).
    */
   async join(address: string): Promise<void> {
     this.advertised = address;
@@ -211,7 +221,20 @@ export class KafkaLeadership implements Leadership {
         { err: event.payload.error, restart: event.payload.restart },
         "leader election consumer failed",
       );
-      if (!event.payload.restart) this.scheduleRestart(consumer);
+      if (event.payload.restart) return;
+      if (!this.hasJoined) {
+        const reason =
+          event.payload.error instanceof Error ? event.payload.error.message : String(event.payload.error);
+        this.refused(
+          new LogError(
+            `cannot join the leader election on ${this.leaderTopic}: ${reason} ` +
+              `(leader_session_timeout is ${this.options.sessionTimeoutMs} ms)`,
+            "config",
+          ),
+        );
+        return;
+      }
+      this.scheduleRestart(consumer);
     });
     await consumer.connect();
     await consumer.subscribe({ topics: [this.leaderTopic], fromBeginning: false });

@@ -63,6 +63,13 @@ export interface Projection {
    * snapshot while another projection is rebuilt from the log).
    */
   admit?(event: Envelope, index: number): Refusal | undefined;
+  /**
+   * Tables of other projections whose row changes it folds in (an audit
+   * trail derives from changes, not from events). `observe` runs within the
+   * same apply, right after each change; it is pure like evolve.
+   */
+  readonly observes?: ReadonlySet<string>;
+  observe?(ctx: ApplyContext, change: Change, event: Envelope): void;
 }
 
 /** Why a record is refused at apply: an HTTP-like code and a reason. */

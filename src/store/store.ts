@@ -40,6 +40,7 @@ export class Store {
   /** Per projection, the last index it applied (they differ while one is rebuilt from the log). */
   private readonly slots = new Map<string, Slot>();
   private readonly byType = new Map<string, Slot[]>();
+  private readonly observers = new Map<string, Slot[]>();
   private readonly tables = new Map<string, AnyTable>();
   private readonly changes = new Subject<Change>();
   private readonly applied = new Subject<AppliedBatch>();
@@ -61,7 +62,7 @@ export class Store {
   constructor(private readonly options: StoreOptions) {
     this.projections = options.projections;
     this.gates = this.projections.filter((p) => p.admit !== undefined);
-    this.context = new RecordContext(this.changes);
+    this.context = new RecordContext(this.changes, this.observers);
     for (const p of this.projections) {
       const slot: Slot = { projection: p, position: 0 };
       this.slots.set(p.name, slot);
@@ -75,6 +76,13 @@ export class Store {
         const list = this.byType.get(type) ?? [];
         list.push(slot);
         this.byType.set(type, list);
+      }
+      for (const table of p.observes ?? []) {
+        if (p.tables.some((t) => t.name === table))
+          throw new Error(`projection ${p.name} observes its own table ${table}`);
+        const list = this.observers.get(table) ?? [];
+        list.push(slot);
+        this.observers.set(table, list);
       }
     }
   }
@@ -258,6 +266,7 @@ export class Store {
       slot.projection.evolve(ctx, envelope);
       slot.position = record.index;
     }
+    for (const slot of ctx.observed) slot.position = record.index;
     if (ctx.rejection) {
       this.rejections.set(record.index, ctx.rejection);
       if (this.rejections.size > REJECTIONS_KEPT)
@@ -298,7 +307,9 @@ export class Store {
     // A projection rebuilt from the log must see the tables it reads as they
     // were at each record, and a projection that read a changed one may hold
     // different rows: both ends of every `reads` link are rebuilt together.
-    const linked = (a: Projection, b: Projection) => a.reads?.includes(b.name) || b.reads?.includes(a.name);
+    const dependsOn = (a: Projection, b: Projection) =>
+      a.reads?.includes(b.name) || b.tables.some((t) => a.observes?.has(t.name));
+    const linked = (a: Projection, b: Projection) => dependsOn(a, b) || dependsOn(b, a);
     for (let grew = true; grew; ) {
       grew = false;
       for (const p of this.projections) {
@@ -339,14 +350,22 @@ class RecordContext implements ApplyContext {
   at = 0;
   rejection: Outcome | undefined;
   touched = new Set<string>();
+  /** Observer slots that saw a change of this record. */
+  readonly observed = new Set<Slot>();
+  private envelope: Envelope | undefined;
   private changed = false;
 
-  constructor(private readonly changes: Subject<Change>) {}
+  constructor(
+    private readonly changes: Subject<Change>,
+    private readonly observers: ReadonlyMap<string, readonly Slot[]>,
+  ) {}
 
   reset(index: number, envelope: Envelope): void {
     this.index = index;
+    this.envelope = envelope;
     this.event = envelope.type;
     this.at = envelope.at;
+    this.observed.clear();
     this.rejection = undefined;
     this.changed = false;
   }
@@ -387,8 +406,14 @@ class RecordContext implements ApplyContext {
 
   private note(table: string, key: string, before: unknown, after: unknown): void {
     this.touched.add(table);
-    if (this.changes.observed) {
-      this.changes.next({ table, key, before, after, index: this.index, event: this.event, at: this.at });
+    const observers = this.observers.get(table);
+    if (!observers && !this.changes.observed) return;
+    const change: Change = { table, key, before, after, index: this.index, event: this.event, at: this.at };
+    for (const slot of observers ?? []) {
+      if (slot.position >= this.index) continue;
+      this.observed.add(slot);
+      slot.projection.observe!(this, change, this.envelope!);
     }
+    if (this.changes.observed) this.changes.next(change);
   }
 }

@@ -35,7 +35,8 @@ if (!brokers) {
   afterAll(async () => {
     const admin = new Kafka({ brokers: brokers.split(","), logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
-    await admin.deleteTopics({ topics: topics.flatMap((t) => [t, `${t}.leader`]) }).catch(() => undefined);
+    // Only the leader topics: the election never creates the log topic.
+    await admin.deleteTopics({ topics: topics.map((t) => `${t}.leader`) }).catch(() => undefined);
     await admin.disconnect();
   });
 
@@ -80,8 +81,7 @@ if (!brokers) {
       await Promise.all(members.map((m, i) => m.join(addresses[i]!)));
       const first = await eventually(() => agreed(members, addresses));
       expect(first.lastContactMs()).toBe(0);
-      const follower = members.find((m) => m !== first)!;
-      expect(follower.lastContactMs()).toBeGreaterThanOrEqual(0);
+      for (const m of members) if (m !== first) expect(m.lastContactMs()).toBeGreaterThanOrEqual(0);
 
       const late = server("d");
       members.push(late);
@@ -91,19 +91,18 @@ if (!brokers) {
       expect(afterJoin).toBe(first);
 
       const seen: boolean[] = [];
-      const sub = follower.leader$.subscribe((v) => seen.push(v));
+      first.leader$.subscribe((v) => seen.push(v));
+      const gone = first.leaderAddress();
       await first.close();
+      expect(seen).toEqual([true, false]);
       const rest = members.filter((m) => m !== first);
       const next = await eventually(() =>
         agreed(
           rest,
-          addresses.filter((a) => a !== first.leaderAddress() && a !== addresses[members.indexOf(first)]),
+          addresses.filter((a) => a !== gone),
         ),
       );
       expect(next).not.toBe(first);
-      expect(first.isLeader()).toBe(false);
-      sub.unsubscribe();
-      expect(seen[0]).toBe(false);
     });
 
     it("gives the partition to the member that holds the latest epoch", async () => {

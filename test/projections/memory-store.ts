@@ -24,7 +24,7 @@ export async function memoryStore() {
   });
   await store.start();
   let at = AT;
-  const write = async (...drafts: Draft[]): Promise<Outcome[]> => {
+  const write = async (...drafts: Draft[]): Promise<readonly Outcome[]> => {
     at += 1000;
     return (await writeEvents(store, at, { kind: "server", id: "test" }, drafts)).outcomes;
   };

@@ -141,4 +141,5 @@ export const allocationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
   });
 
   refuseOtherMethods(app, "/v1/allocation/:id/stop", ["PUT", "POST"]);
+  for (const url of ["/v1/allocations", "/v1/allocation/:id"]) refuseOtherMethods(app, url, ["GET"]);
 };

@@ -263,7 +263,8 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
   for (const action of ["drain", "eligibility", "evaluate", "purge"]) {
     refuseOtherMethods(app, `/v1/node/:id/${action}`, NODE_WRITE);
   }
-  refuseOtherMethods(app, "/v1/node/:id/allocations", ["GET"]);
+  for (const url of ["/v1/nodes", "/v1/node/:id", "/v1/node/:id/allocations"])
+    refuseOtherMethods(app, url, ["GET"]);
 };
 
 /** A node by exact ID or unique prefix, or undefined (for blocking reads, which answer 404 at the end). */

@@ -12,6 +12,7 @@ import { encodeCommit, recordsOfCommit } from "./commit-buffer.ts";
 import { encodeSegmentHeader, FRAME_HEADER_SIZE, MAX_RECORD_BYTES, segmentFileName } from "./format.ts";
 import { describeProblem, inspectLog } from "./inspect.ts";
 import { DEFAULT_INDEX_INTERVAL, DEFAULT_SEGMENT_BYTES, type FileLogOptions } from "./options.ts";
+import { lockLogDirectory } from "./process-lock.ts";
 import { cutTornTail } from "./recovery.ts";
 import { syncDirectory } from "./segment-files.ts";
 import { readSegment, type SegmentView } from "./segment-reader.ts";
@@ -38,8 +39,8 @@ interface PendingAppend {
 
 /**
  * Directories open in this process. Two FileLogs appending to one directory
- * would interleave frames and corrupt it; across processes nothing guards
- * against that (Node has no flock), so servers must not share a data dir.
+ * would interleave frames and corrupt it; across processes the LOCK file
+ * (process-lock.ts) refuses the second opener.
  */
 const openDirs = new Set<string>();
 
@@ -60,6 +61,7 @@ export async function openFileLog(dir: string, options: FileLogOptions = {}): Pr
   const abs = resolve(dir);
   if (openDirs.has(abs)) throw new LogError(`file log ${abs} is already open in this process`, "config");
   openDirs.add(abs);
+  let unlock: (() => Promise<void>) | undefined;
   try {
     const created = await mkdir(abs, { recursive: true });
     if (created !== undefined) {
@@ -70,6 +72,7 @@ export async function openFileLog(dir: string, options: FileLogOptions = {}): Pr
         if (d === created) break;
       }
     }
+    unlock = await lockLogDirectory(abs);
     const inspection = await inspectLog(abs, {
       verifySealed: (options.verifyOnOpen ?? "full") === "full",
       indexIntervalBytes: options.indexIntervalBytes ?? DEFAULT_INDEX_INTERVAL,
@@ -91,8 +94,9 @@ export async function openFileLog(dir: string, options: FileLogOptions = {}): Pr
     if (inspection.tornTail) await cutTornTail(abs, inspection.tornTail, segments, options.logger);
     const last = segments[segments.length - 1];
     const activeHandle = last ? await open(last.path, "r+") : undefined;
-    return new FileLog(dir, abs, options, segments, activeHandle);
+    return new FileLog(dir, abs, options, segments, activeHandle, unlock!);
   } catch (err) {
+    await unlock?.();
     openDirs.delete(abs);
     throw err;
   }
@@ -131,6 +135,7 @@ export class FileLog implements EventLog {
     private readonly options: FileLogOptions,
     private readonly segments: Segment[],
     private activeHandle: FileHandle | undefined,
+    private readonly unlock: () => Promise<void>,
   ) {
     this.url = `file:${displayDir}`;
     this.segmentBytes = options.segmentBytes ?? DEFAULT_SEGMENT_BYTES;
@@ -333,6 +338,7 @@ export class FileLog implements EventLog {
       }
     } finally {
       if (!this.failure) this.live.complete();
+      await this.unlock();
       openDirs.delete(this.dir);
     }
   }

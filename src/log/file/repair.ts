@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { LogError } from "../event-log.ts";
 import { assertNotOpenHere } from "./file-log.ts";
 import { describeProblem } from "./inspect.ts";
+import { lockedByAnother } from "./process-lock.ts";
 import { listSegmentFiles, syncDirectory } from "./segment-files.ts";
 import { scanSegment } from "./segment-scan.ts";
 
@@ -24,6 +25,10 @@ export interface RepairReport {
 export async function repairFileLog(dir: string, truncateAfter: number): Promise<RepairReport> {
   const abs = resolve(dir);
   assertNotOpenHere(abs);
+  const holder = await lockedByAnother(abs);
+  if (holder !== undefined) {
+    throw new LogError(`file log ${abs} is open in process ${holder}; stop it before repairing`, "config");
+  }
   if (!Number.isSafeInteger(truncateAfter) || truncateAfter < 0) {
     throw new LogError(`truncate-after must be a non-negative integer, got ${truncateAfter}`, "range");
   }

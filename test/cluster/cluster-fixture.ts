@@ -1,0 +1,174 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "vitest";
+import { type ServeProcess, spawnServe } from "../cli/serve-process.ts";
+import { eventually } from "./eventually.ts";
+
+export interface Member {
+  readonly name: string;
+  /** host:port, as the server advertises it. */
+  readonly address: string;
+  readonly url: string;
+  readonly process: ServeProcess;
+  readonly dataDir: string;
+  alive: boolean;
+}
+
+export interface StateHash {
+  readonly Index: number;
+  readonly Hash: string;
+  readonly LeadershipEpoch: number;
+  readonly Leader: string;
+}
+
+/**
+ * Several `chronomad serve` processes on one log, each with its own data dir
+ * and an ephemeral HTTP port. For tests that kill servers for real.
+ */
+export class Cluster {
+  private constructor(readonly members: Member[]) {}
+
+  static async start(logUrl: string, names: readonly string[], extraArgs: string[] = []): Promise<Cluster> {
+    const members = await Promise.all(
+      names.map(async (name) => {
+        const dataDir = await mkdtemp(join(tmpdir(), `chronomad-${name}-`));
+        const process = await spawnServe(
+          ["--log", logUrl, "--data-dir", dataDir, "--server-name", name, ...extraArgs],
+          { CHRONOMAD_LOG_LEVEL: "info" },
+        );
+        return {
+          name,
+          address: process.url.slice("http://".length),
+          url: process.url,
+          process,
+          dataDir,
+          alive: true,
+        };
+      }),
+    );
+    return new Cluster(members);
+  }
+
+  alive(): Member[] {
+    return this.members.filter((m) => m.alive);
+  }
+
+  byAddress(address: string): Member | undefined {
+    return this.members.find((m) => m.address === address);
+  }
+
+  async json<T>(member: Member, path: string): Promise<T> {
+    const res = await fetch(member.url + path);
+    if (!res.ok) throw new Error(`${member.name} ${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  }
+
+  /**
+   * Waits until every live server names the same live leader and lists
+   * exactly the live servers as peers; returns the leader.
+   */
+  async agreedLeader(timeoutMs = 90_000): Promise<Member> {
+    return eventually(async () => {
+      const alive = this.alive();
+      const expectedPeers = alive.map((m) => m.address).sort();
+      const leaders = new Set<string>();
+      for (const m of alive) {
+        leaders.add(await this.json<string>(m, "/v1/status/leader"));
+        expect(await this.json<string[]>(m, "/v1/status/peers")).toEqual(expectedPeers);
+      }
+      expect(leaders.size).toBe(1);
+      const leader = this.byAddress([...leaders][0]!);
+      expect(leader?.alive).toBe(true);
+      return leader!;
+    }, timeoutMs);
+  }
+
+  /** Every live server's state hash, once they have all applied the same records. */
+  async agreedStateHash(timeoutMs = 60_000): Promise<StateHash> {
+    return eventually(async () => {
+      const alive = this.alive();
+      const first = await Promise.all(alive.map((m) => this.json<StateHash>(m, "/v1/operator/state-hash")));
+      const index = Math.max(...first.map((h) => h.Index));
+      const hashes = await Promise.all(
+        alive.map((m) => this.json<StateHash>(m, `/v1/operator/state-hash?index=${index}&wait=10s`)),
+      );
+      for (const h of hashes) expect(h).toEqual(hashes[0]);
+      return hashes[0]!;
+    }, timeoutMs);
+  }
+
+  /** SIGKILL: no shutdown, no leaving the election; the others must notice on their own. */
+  async kill(member: Member): Promise<void> {
+    member.alive = false;
+    member.process.child.kill("SIGKILL");
+    await member.process.exited;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.members.map(async (m) => {
+        if (m.alive) {
+          m.alive = false;
+          m.process.child.kill("SIGTERM");
+          await m.process.exited;
+        }
+        await rm(m.dataDir, { recursive: true, force: true });
+      }),
+    );
+  }
+}
+
+/** Acknowledged writes: what callers were told succeeded, and at which index. */
+export interface Acked {
+  readonly name: string;
+  readonly index: number;
+  readonly via: string;
+}
+
+/**
+ * Writers that create namespaces through the live servers, round robin,
+ * until stopped. A write counts as acknowledged only on a 200; refused
+ * connections and errors from a dying server are expected and not counted.
+ */
+export class NamespaceWriters {
+  readonly acked: Acked[] = [];
+  failed = 0;
+  private running = true;
+  private readonly done: Promise<void>;
+
+  constructor(cluster: Cluster, writers: number) {
+    this.done = Promise.all(
+      Array.from({ length: writers }, async (_, w) => {
+        for (let k = 0; this.running; k++) {
+          const targets = cluster.members.filter((m) => m.alive || k % 7 === 0);
+          const target = targets[(w + k) % targets.length]!;
+          const name = `w${w}-${k}`;
+          try {
+            const res = await fetch(`${target.url}/v1/namespace/${name}`, {
+              method: "PUT",
+              body: "{}",
+              signal: AbortSignal.timeout(30_000),
+            });
+            if (res.status === 200) {
+              this.acked.push({ name, index: Number(res.headers.get("x-nomad-index")), via: target.name });
+            } else this.failed++;
+          } catch {
+            this.failed++;
+          }
+        }
+      }),
+    ).then(() => undefined);
+  }
+
+  /** Resolves once at least `count` more writes have been acknowledged. */
+  async more(count: number, timeoutMs = 60_000): Promise<void> {
+    const target = this.acked.length + count;
+    await eventually(() => expect(this.acked.length).toBeGreaterThanOrEqual(target), timeoutMs);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.done;
+  }
+}
