@@ -61,7 +61,13 @@ export const TRACKED: Readonly<Record<string, Tracked>> = {
 };
 
 /** Fields of an event's data that explain why (whichever the event has). */
-const CAUSE_FIELDS = ["Cause", "EvalID", "TriggeredBy", "Reason", "PlanID", "Filter"];
+const CAUSE_FIELDS = ["Cause", "EvalID", "NodeID", "TriggeredBy", "Reason", "PlanID", "Filter"];
+
+/**
+ * Client updates reach the log in windows the server writes for many nodes
+ * at once; the node that reported an allocation's update is its actor.
+ */
+const REPORTED_BY_NODE = new Set(["AllocClientUpdated"]);
 
 export const historyKey = (object: string, id: string) => `${object}\u0000${id}`;
 
@@ -99,7 +105,7 @@ export function historyProjection(observedTables: readonly string[]) {
           From,
           To,
           Cause: causeOf(event),
-          Actor: event.by ?? { kind: "server", id: "unknown" },
+          Actor: actorOf(event, row),
           CreateIndex: ctx.index,
           ModifyIndex: ctx.index,
         });
@@ -123,6 +129,12 @@ export function historyProjection(observedTables: readonly string[]) {
     },
   };
   return { projection, history };
+}
+
+function actorOf(event: Envelope, row: Readonly<Record<string, unknown>>): Actor {
+  if (REPORTED_BY_NODE.has(event.type) && typeof row.NodeID === "string")
+    return { kind: "node", id: row.NodeID };
+  return event.by ?? { kind: "server", id: "unknown" };
 }
 
 function causeOf(event: Envelope): Record<string, unknown> {

@@ -1,7 +1,9 @@
 import type { Projection } from "../src/store/projection.ts";
 import { allocsProjection } from "./allocs.ts";
 import { clusterProjection } from "./cluster.ts";
+import { deleteSafetyLookups } from "./eval-delete-safety.ts";
 import { evalsProjection } from "./evals.ts";
+import { gcProjection } from "./gc.ts";
 import { historyProjection } from "./history.ts";
 import { leadershipProjection } from "./leadership.ts";
 import { namespacesProjection } from "./namespaces.ts";
@@ -17,9 +19,13 @@ export function createProjections() {
   const leadership = leadershipProjection();
   const namespaces = namespacesProjection();
   const schedulerConfig = schedulerConfigProjection();
-  const evals = evalsProjection({ schedulerConfig: schedulerConfig.schedulerConfig });
   const nodes = nodesProjection();
   const allocs = allocsProjection(nodes.nodes);
+  const evals = evalsProjection({
+    schedulerConfig: schedulerConfig.schedulerConfig,
+    safety: deleteSafetyLookups({ allocs: allocs.allocs }),
+    safetyReads: ["allocs"],
+  });
   const all: Projection[] = [
     cluster.projection,
     // Its admit() fences off writes made under a superseded leadership epoch.
@@ -30,6 +36,7 @@ export function createProjections() {
     // nodes before allocs: a client update is refused by the nodes projection before any change.
     nodes.projection,
     allocs.projection,
+    gcProjection(evals.evals, allocs.allocs).projection,
   ];
   // Last: it folds in the row changes the others make (the audit trail).
   const history = historyProjection(all.flatMap((p) => p.tables.map((t) => t.name)));

@@ -2,6 +2,7 @@ import { allocSchemas } from "./allocs.ts";
 import { clusterSchemas } from "./cluster.ts";
 import { evalSchemas } from "./evals.ts";
 import type { EventSchema } from "./event-schema.ts";
+import { gcSchemas } from "./gc.ts";
 import { leadershipSchemas } from "./leadership.ts";
 import { namespaceSchemas } from "./namespaces.ts";
 import { nodeSchemas } from "./nodes.ts";
@@ -16,4 +17,5 @@ export const allSchemas: readonly EventSchema[] = [
   ...schedulerConfigSchemas,
   ...nodeSchemas,
   ...allocSchemas,
+  ...gcSchemas,
 ];

@@ -21,6 +21,7 @@ import { nodesPlugin } from "./plugins/nodes.ts";
 import { operatorStatePlugin } from "./plugins/operator-state.ts";
 import { schedulerConfigPlugin } from "./plugins/scheduler-config.ts";
 import { statusPlugin } from "./plugins/status.ts";
+import { systemPlugin } from "./plugins/system.ts";
 import { AT_INDEX_HEADER, resolveView, type View } from "./view.ts";
 
 declare module "fastify" {
@@ -38,6 +39,7 @@ const PLUGINS = [
   metricsPlugin,
   eventsPlugin,
   historyPlugin,
+  systemPlugin,
   namespacesPlugin,
   evaluationsPlugin,
   schedulerConfigPlugin,

@@ -9,6 +9,7 @@ import { createProjections } from "../../projections/index.ts";
 import { type EvaluationSpec, newEvaluation } from "../../streams/evals.ts";
 import type { Envelope } from "../../streams/event-schema.ts";
 import { allSchemas } from "../../streams/index.ts";
+import { DELETE_PAGE_SIZE } from "../api/eval-delete.ts";
 import { EnvelopeCodec } from "../codec/envelope-codec.ts";
 import { loadConfig } from "../config.ts";
 import { openFileLog } from "../log/file/index.ts";
@@ -21,6 +22,7 @@ const quiet = pino({ level: "silent" });
 
 export interface EvalDeleteFigures {
   readonly evals: number;
+  readonly page_size: number;
   readonly populate_s: number;
   /** GET /v1/evaluations?filter=…&per_page=100, walking the first pages. */
   readonly list_filter_p50_ms: number;
@@ -50,6 +52,7 @@ export interface EvalDeleteFigures {
 export async function benchEvalDelete(
   total = 1_000_000,
   progress: (what: string) => void = () => {},
+  perPage = DELETE_PAGE_SIZE,
 ): Promise<EvalDeleteFigures> {
   const dir = await mkdtemp(join(tmpdir(), "chronomad-bench-evals-"));
   try {
@@ -79,7 +82,7 @@ export async function benchEvalDelete(
       const loop = monitorEventLoopDelay({ resolution: 1 });
       loop.enable();
       const started = performance.now();
-      const res = await fetch(`${url}/v1/evaluations`, {
+      const res = await fetch(`${url}/v1/evaluations?per_page=${perPage}`, {
         method: "DELETE",
         body: JSON.stringify({ Filter: 'Type == "service"' }),
       });
@@ -91,6 +94,7 @@ export async function benchEvalDelete(
       if (Count !== total || left !== 0) throw new Error(`delete removed ${Count}, left ${left}`);
       live = {
         evals: total,
+        page_size: perPage,
         populate_s: round(populate_s),
         list_filter_p50_ms: percentile(list, 0.5),
         list_filter_p99_ms: percentile(list, 0.99),

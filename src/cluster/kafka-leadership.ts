@@ -196,7 +196,7 @@ export class KafkaLeadership implements Leadership {
       const assignment: Record<string, number[] | undefined> = event.payload.memberAssignment;
       const leads = assignment[this.leaderTopic]?.includes(0) ?? false;
       this.contactAt = Date.now();
-      if (leads !== this.leading.value) {
+      if (leads !== this.leading.value || !this.hasJoined) {
         this.options.logger.info(
           { leader: leads, member: event.payload.memberId },
           leads ? "elected leader" : "following",
@@ -213,7 +213,7 @@ export class KafkaLeadership implements Leadership {
       this.contactAt = Date.now();
     });
     consumer.on(consumer.events.CRASH, (event) => {
-      if (this.closed) return;
+      if (this.closed || this.consumer !== consumer) return;
       // Without the coordinator this server cannot know it still leads.
       this.leading.next(false);
       this.view = { leader: "", peers: this.view.peers };
@@ -234,7 +234,7 @@ export class KafkaLeadership implements Leadership {
         );
         return;
       }
-      this.scheduleRestart(consumer);
+      this.scheduleRestart();
     });
     await consumer.connect();
     await consumer.subscribe({ topics: [this.leaderTopic], fromBeginning: false });
@@ -242,17 +242,16 @@ export class KafkaLeadership implements Leadership {
   }
 
   /** kafkajs gives up on errors it deems fatal; an election must not. */
-  private scheduleRestart(failed: Consumer): void {
+  private scheduleRestart(): void {
     clearTimeout(this.restartTimer);
     this.restartTimer = setTimeout(() => {
-      if (this.closed || this.consumer !== failed) return;
-      void failed
-        .disconnect()
+      if (this.closed) return;
+      void (this.consumer?.disconnect() ?? Promise.resolve())
         .catch(() => undefined)
         .then(() => (this.closed ? undefined : this.startConsumer()))
         .catch((err: unknown) => {
           this.options.logger.error({ err }, "cannot rejoin the leader election; retrying");
-          this.scheduleRestart(failed);
+          this.scheduleRestart();
         });
     }, this.options.sessionTimeoutMs);
   }

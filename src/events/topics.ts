@@ -94,6 +94,19 @@ export const TOPIC_NAMES = new Set(Object.values(TOPICS).map((t) => t.topic));
  * equivalent keep their own event name.
  */
 const EVENT_TYPES: Readonly<Record<string, string>> = {
+  NodeRegistered: "NodeRegistration",
+  NodeDeregistered: "NodeDeregistration",
+  NodeStatusUpdated: "NodeStreamEvent",
+  NodeEventsAppended: "NodeStreamEvent",
+  // Nomad tags eligibility changes with the drain type too.
+  NodeDrainUpdated: "NodeDrain",
+  NodeEligibilityUpdated: "NodeDrain",
+  AllocClientUpdated: "AllocationUpdated",
+  AllocsDisconnected: "AllocationUpdated",
+  AllocsReconnected: "AllocationUpdated",
+  AllocsLost: "AllocationUpdated",
+  AllocsDesiredTransitionUpdated: "AllocationUpdateDesiredStatus",
+  AllocsPlanApplied: "PlanResult",
   EvaluationsUpserted: "EvaluationUpdated",
   NamespaceUpserted: "NamespaceUpserted",
   NamespaceDeleted: "NamespaceDeleted",

@@ -1,4 +1,5 @@
 import type { ServerConfig } from "../config.ts";
+import { CoreGc } from "./core-gc.ts";
 import { HeartbeatWatcher } from "./heartbeat-watcher.ts";
 import type { LeaderService } from "./service.ts";
 
@@ -9,5 +10,5 @@ export interface SharedServices {
 
 /** The leader-only services of a server, in start order. */
 export function createServices(_config: ServerConfig, shared: SharedServices = {}): LeaderService[] {
-  return [shared.heartbeats ?? new HeartbeatWatcher()];
+  return [shared.heartbeats ?? new HeartbeatWatcher(), new CoreGc()];
 }

@@ -71,9 +71,11 @@ export class ServiceRunner {
         this.wanted = leader;
         this.enqueue(() => (leader ? this.lead(address) : this.stopAll("no longer leader")));
       }),
-      this.context.store.applied$
-        .pipe(filter((batch) => batch.tables.has("leadership")))
-        .subscribe(() => this.checkDeposed(address)),
+      this.context.store.applied$.pipe(filter((batch) => batch.tables.has("leadership"))).subscribe({
+        next: () => this.checkDeposed(address),
+        // The store has failed and logged why; nothing will be applied again.
+        error: () => undefined,
+      }),
     );
     return this.transition;
   }

@@ -14,7 +14,7 @@ describe("GET /v1/operator/state-hash", () => {
   it("answers the table digest at the applied index, with the leadership epoch", async () => {
     const s = await startTestServer({ args: ["--server-name", "solo"] });
     running.push(s);
-    const body = await (await s.call("/v1/operator/state-hash")).json();
+    const body = (await (await s.call("/v1/operator/state-hash")).json()) as { Hash: string };
     expect(body).toEqual({
       Index: s.store.appliedIndex,
       Hash: s.store.hash(),

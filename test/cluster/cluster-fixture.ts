@@ -2,7 +2,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
+import { TestNode } from "../api/node-fixtures.ts";
 import { type ServeProcess, spawnServe } from "../cli/serve-process.ts";
+import type { TestServer } from "../server-harness.ts";
 import { eventually } from "./eventually.ts";
 
 export interface Member {
@@ -96,6 +98,13 @@ export class Cluster {
       for (const h of hashes) expect(h).toEqual(hashes[0]);
       return hashes[0]!;
     }, timeoutMs);
+  }
+
+  /** A simulated Nomad client that talks to `member` (the same node through another server: pass its id and secret). */
+  client(member: Member, node?: { id: string; secret: string }): TestNode {
+    // TestNode only ever calls `call`.
+    const server = { call: (path: string, init?: RequestInit) => fetch(member.url + path, init) };
+    return new TestNode(server as unknown as TestServer, node);
   }
 
   /** SIGKILL: no shutdown, no leaving the election; the others must notice on their own. */

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Kafka, logLevel } from "kafkajs";
 import { afterAll, describe, expect, it } from "vitest";
-import { Cluster, NamespaceWriters } from "./cluster-fixture.ts";
+import { Cluster, type Member, NamespaceWriters } from "./cluster-fixture.ts";
 import { eventually } from "./eventually.ts";
 
 const brokers = process.env.KAFKA_BROKERS;
@@ -20,18 +20,47 @@ if (!brokers) {
     await admin.disconnect();
   });
 
+  const nodeStatus = async (cluster: Cluster, m: Member, id: string) =>
+    (await cluster.json<{ Status: string }>(m, `/v1/node/${id}`)).Status;
+
   describe("three servers on one Kafka topic", () => {
-    it("loses no acknowledged write when the leader is killed mid-writes, and elects a new one", async () => {
+    it("loses no acknowledged write when the leader is killed mid-writes, elects a new one, and keeps client nodes up", async () => {
       const topic = `chronomad-cluster-${randomUUID()}`;
       topics.push(topic);
-      const cluster = await Cluster.start(`kafka://${brokers}/${topic}`, ["s1", "s2", "s3"]);
+      // Short heartbeat TTLs: a node the new leader did not re-arm with the
+      // (default, 5 min) failover TTL would be marked down within seconds.
+      const cluster = await Cluster.start(
+        `kafka://${brokers}/${topic}`,
+        ["s1", "s2", "s3"],
+        ["--min-heartbeat-ttl", "1s", "--heartbeat-grace", "1s"],
+      );
       try {
         const first = await cluster.agreedLeader();
         const before = await cluster.agreedStateHash();
         expect(before.Leader).toBe(first.name);
 
+        // A client node registers and heartbeats through a follower, which
+        // forwards both to the leader's timers.
+        const follower = cluster.alive().find((m) => m !== first)!;
+        const node = cluster.client(follower);
+        expect((await node.register()).status).toBe(200);
+        expect((await node.heartbeat()).status).toBe(200);
+        for (const m of cluster.alive()) {
+          await eventually(async () => expect(await nodeStatus(cluster, m, node.id)).toBe("ready"));
+        }
+        let beating = true;
+        const heartbeats = (async () => {
+          while (beating) {
+            expect((await node.heartbeat()).status).toBe(200);
+            await new Promise((resolve) => setTimeout(resolve, 200));
+          }
+        })();
+
         const writers = new NamespaceWriters(cluster, 6);
         await writers.more(60);
+        // The node goes silent with its leader, as if it had lost it.
+        beating = false;
+        await heartbeats;
         await cluster.kill(first);
         const killedAt = writers.acked.length;
         const second = await cluster.agreedLeader();
@@ -63,6 +92,16 @@ if (!brokers) {
             );
           }
         }
+
+        // The node missed several of its 1-3 s TTLs across the failover, but
+        // the new leader gave it the failover TTL: still ready, and its next
+        // heartbeat, through the surviving follower, reaches the new timers.
+        await new Promise((resolve) => setTimeout(resolve, 4_000));
+        for (const m of cluster.alive()) expect(await nodeStatus(cluster, m, node.id)).toBe("ready");
+        const survivor = cluster.alive().find((m) => m !== second)!;
+        const again = await cluster.client(survivor, node).heartbeat();
+        expect(again.status).toBe(200);
+        expect(again.body.HeartbeatTTL as number).toBeGreaterThan(0);
         await cluster.agreedStateHash();
       } finally {
         await cluster.stop();

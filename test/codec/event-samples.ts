@@ -110,4 +110,15 @@ export const eventSamples: readonly Envelope[] = [
     },
   },
   ...nodeAllocSamples,
+  {
+    type: "GarbageCollected",
+    v: 1,
+    at,
+    by: { kind: "server", id: "server-1" },
+    data: {
+      Reason: "periodic",
+      EvalIDs: ["8e9a3c1d-5b7f-4e2a-9c3d-1f2e3d4c5b6a"],
+      AllocIDs: ["0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9"],
+    },
+  },
 ];

@@ -14,9 +14,8 @@ import { ApiError } from "../api-error.ts";
 import { commit, type Draft } from "../commit.ts";
 import { nodeUpdateResponse } from "../node-responses.ts";
 import { nodeIdentity, presentedNodeSecret } from "./node-auth.ts";
-import type { RpcHandler } from "./rpc-context.ts";
+import { notLeader, type RpcHandler } from "./rpc-context.ts";
 import type { NodeBody, RegisterBody } from "./schemas.ts";
-import { notLeader } from "./update-status.ts";
 
 const NOT_REGISTERING = "node secret ID does not match. Not registering node.";
 

@@ -14,6 +14,14 @@ export interface RpcContext {
 /** One client RPC method: validated body in, Nomad's reply struct out. */
 export type RpcHandler = (rc: RpcContext, request: FastifyRequest) => Promise<Record<string, unknown>>;
 
+/**
+ * Heartbeat timers live on the leader; a server that does not lead would
+ * lose the heartbeat, so the call fails before anything is written.
+ */
+export function notLeader(): ApiError {
+  return new ApiError(500, "failed to reset heartbeat since server is not leader");
+}
+
 /** The reply meta of Nomad's read RPCs (QueryMeta), flattened as Go encodes it. */
 export function queryMeta(ctx: ApiContext, index: number): Record<string, unknown> {
   const leader = ctx.leadership.leaderAddress();

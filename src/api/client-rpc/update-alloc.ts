@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { AllocRow } from "../../../projections/allocs.ts";
+import { goTime } from "../../../projections/go-time.ts";
 import { notAllowedToUpdateAllocs } from "../../../projections/nodes.ts";
 import {
   type AllocDeploymentStatus,
@@ -11,7 +12,7 @@ import {
   needsToReconnect,
   type ReschedulePolicy,
 } from "../../../streams/allocs.ts";
-import { type EvaluationSpec, newEvaluation } from "../../../streams/evals.ts";
+import { type EvaluationSpec, newEvaluation, ZERO_TIME } from "../../../streams/evals.ts";
 import { isUnresponsive } from "../../../streams/nodes.ts";
 import { ApiError } from "../api-error.ts";
 import { authenticateNode, presentedNodeSecret } from "./node-auth.ts";
@@ -89,7 +90,7 @@ function deploymentStatus(raw: Record<string, unknown> | null | undefined): Allo
   const ts = raw.Timestamp;
   return {
     Healthy: typeof healthy === "boolean" ? healthy : null,
-    Timestamp: ts instanceof Date ? ts.toISOString() : typeof ts === "string" ? ts : "0001-01-01T00:00:00Z",
+    Timestamp: ts instanceof Date ? goTime(ts.getTime()) : typeof ts === "string" ? ts : ZERO_TIME,
     Canary: raw.Canary === true,
     ModifyIndex: 0,
   };

@@ -12,12 +12,8 @@ import { ApiError } from "../api-error.ts";
 import { commit, type Draft } from "../commit.ts";
 import { nodeUpdateResponse } from "../node-responses.ts";
 import { authenticateNode, presentedNodeSecret } from "./node-auth.ts";
-import { nodeEventFrom, type RpcHandler } from "./rpc-context.ts";
+import { nodeEventFrom, notLeader, type RpcHandler } from "./rpc-context.ts";
 import type { UpdateStatusBody } from "./schemas.ts";
-
-export function notLeader(): ApiError {
-  return new ApiError(500, "failed to reset heartbeat since server is not leader");
-}
 
 /**
  * Node.UpdateStatus, the client's heartbeat. A heartbeat that does not

@@ -18,6 +18,7 @@ import {
 import { updateAlloc } from "../client-rpc/update-alloc.ts";
 import { updateStatus } from "../client-rpc/update-status.ts";
 import type { ApiContext } from "../context.ts";
+import { captureRawBody, forwardToLeader } from "../forward-to-leader.ts";
 
 /** The client RPCs served, with the JSON schema of their request struct. */
 const METHODS: Readonly<Record<string, { schema: object; handler: RpcHandler }>> = {
@@ -47,7 +48,17 @@ export const clientRpcPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) 
       method: ["PUT", "POST"],
       url: `/v1/rpc/${name}`,
       schema: { body: schema },
-      handler: async (request, reply) => respond(request, reply, await handler(rc, request)),
+      // A follower passes the bytes on as they came; JSON can be re-encoded
+      // from the parsed body, so the leader's own calls skip the copy.
+      preParsing: async (request, reply, payload) =>
+        ctx.leadership.isLeader() && !isMsgpack(request)
+          ? payload
+          : captureRawBody.call(app, request, reply, payload),
+      handler: async (request, reply) => {
+        // Heartbeat timers, and the alloc update window, live on the leader.
+        if (!ctx.leadership.isLeader()) return forwardToLeader(ctx, request, reply);
+        return respond(request, reply, await handler(rc, request));
+      },
     });
   }
   app.route({

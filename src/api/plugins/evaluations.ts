@@ -3,7 +3,6 @@ import type { AuthenticatedIdentity } from "../../auth/authenticate.ts";
 import { compileFilter, type Filter, FilterError } from "../../query/filter/index.ts";
 import { type ListQuery, parseListQuery } from "../../query/paginator.ts";
 import { QueryError } from "../../query/query-error.ts";
-import type { AnyTable, IndexedRow } from "../../store/table.ts";
 import { ApiError } from "../api-error.ts";
 import { blockingQuery } from "../blocking-query.ts";
 import type { ApiContext } from "../context.ts";
@@ -14,6 +13,7 @@ import {
   MAX_IDS_PER_DELETE,
 } from "../eval-delete.ts";
 import { ALL_NAMESPACES, countEvals, listEvals, relatedEvals } from "../eval-listing.ts";
+import { allocStub } from "../node-views.ts";
 
 const DEFAULT_NAMESPACE = "default";
 
@@ -161,15 +161,17 @@ export const evaluationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
     async (request, reply) => {
       const { id } = request.params as { id: string };
       requireRead(request.identity, namespaceOf(request.query as ReadQuery));
-      const allocs = allocsTable(ctx);
-      return blockingQuery(ctx, request, reply, [allocs ? allocs.name : "evals"], () => {
-        if (!allocs) return { index: evals.index, body: [] };
+      const { allocs } = ctx.tables;
+      return blockingQuery(ctx, request, reply, ["allocs"], () => {
         const rows = allocs.by("eval", id);
+        // An evaluation's allocations share its namespace (Nomad checks the first one).
         const namespace = rows[0]?.Namespace;
         if (namespace !== undefined && !request.identity.allows(namespace, "read-job")) {
           throw ApiError.forbidden();
         }
-        return { index: allocs.index, body: rows.map(allocStub) };
+        // Nomad's alloc.Stub(nil): task states, no resources.
+        const body = rows.map((a) => allocStub(a, { resources: false, taskStates: true }));
+        return { index: allocs.index, body };
       });
     },
   );
@@ -250,24 +252,4 @@ function queryErrors<T>(run: () => T): T {
     if (err instanceof FilterError) throw ApiError.badRequest(err.message);
     throw err;
   }
-}
-
-/** The fields of an allocation this endpoint reads; the allocations table is another plugin's. */
-interface AllocRowView extends IndexedRow {
-  readonly Namespace: string;
-}
-
-interface AllocsTableView extends AnyTable {
-  by(index: string, value: string): readonly AllocRowView[];
-}
-
-/** The allocations table, once a build has one with an `eval` index. */
-function allocsTable(ctx: ApiContext): AllocsTableView | undefined {
-  const tables = ctx.tables as Readonly<Record<string, unknown>>;
-  const allocs = tables.allocs as AllocsTableView | undefined;
-  return allocs && typeof allocs.by === "function" ? allocs : undefined;
-}
-
-function allocStub(row: AllocRowView): unknown {
-  return row;
 }

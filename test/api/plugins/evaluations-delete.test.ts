@@ -5,10 +5,13 @@ import type { EvalDeleteRow, EvaluationRow } from "../../../projections/evals.ts
 import { createProjections } from "../../../projections/index.ts";
 import { EnvelopeCodec } from "../../../src/codec/envelope-codec.ts";
 import { Store } from "../../../src/store/store.ts";
+import { type Draft, writeEvents } from "../../../src/store/writer.ts";
 import type { EvaluationSpec } from "../../../streams/evals.ts";
+import type { Envelope } from "../../../streams/event-schema.ts";
 import { allSchemas } from "../../../streams/index.ts";
+import type { SchedulerConfigSet } from "../../../streams/scheduler-config.ts";
 import { startTestServer, type TestServer } from "../../server-harness.ts";
-import { cyclingGroups, evaluation, upsertGroups } from "../eval-fixtures.ts";
+import { cyclingGroups, evaluation, tester, upsertGroups } from "../eval-fixtures.ts";
 
 const BROKER = "eval broker is enabled; eval broker must be paused to delete evals";
 
@@ -166,13 +169,36 @@ describe("DELETE /v1/evaluations", () => {
     expect(pendingLeft.sort()).toEqual(late.map((e) => e.ID).sort());
   });
 
+  const resume: Draft<Envelope<"SchedulerConfigSet", SchedulerConfigSet>> = {
+    type: "SchedulerConfigSet",
+    v: 1,
+    data: {
+      Config: {
+        SchedulerAlgorithm: "binpack",
+        PreemptionConfig: {
+          SystemSchedulerEnabled: true,
+          SysBatchSchedulerEnabled: false,
+          BatchSchedulerEnabled: false,
+          ServiceSchedulerEnabled: false,
+        },
+        MemoryOversubscriptionEnabled: false,
+        RejectJobRegistration: false,
+        PauseEvalBroker: false,
+      },
+      CAS: false,
+      CASIndex: 0,
+    },
+  };
+
   it("stops when the broker is resumed mid-delete: the rest is rejected at apply", async () => {
     const s = await start();
     const specs = await seed(s);
     await pause(s, true);
+    // Resumed by a record appended the moment the first page applies, so it
+    // lands before the handler's second page.
     const resumed = firstValueFrom(
       s.store.change$.pipe(filter((c) => c.table === "evals" && c.after === undefined)),
-    ).then(() => pause(s, false));
+    ).then(() => writeEvents(s.store, Date.now(), tester, [resume]));
     const res = await del(s, { Filter: 'Status == "pending"' }, "?per_page=100");
     await resumed;
     expect(res.status).toBe(400);
@@ -181,6 +207,7 @@ describe("DELETE /v1/evaluations", () => {
       /^eval broker is enabled; eval broker must be paused to delete evals \(\d+ evaluations were deleted before this\)$/,
     );
     const deleted = Number(/\((\d+) evaluations/.exec(text)![1]);
+    expect(deleted).toBe([...audit(s).all()][0]!.Deleted);
     const pending = specs.filter((e) => e.Status === "pending").length;
     expect(deleted).toBeGreaterThan(0);
     expect(deleted).toBeLessThan(pending);
