@@ -103,6 +103,8 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     heartbeats,
   };
   registerStoreMetrics(metrics, store);
+  metrics.gauge("chronomad.leader", () => (leadership.isLeader() ? 1 : 0));
+  metrics.gauge("chronomad.leadership.epoch", () => services.heldEpoch);
 
   await bootstrapCluster(ctx);
 

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { VirtualClock } from "../../src/util/clock.ts";
 import { startTestServer, type TestServer } from "../server-harness.ts";
+import { placeAlloc, TestNode } from "./node-fixtures.ts";
 
 describe("time travel: ?at_index=N", () => {
   let s: TestServer | undefined;
@@ -36,6 +38,25 @@ describe("time travel: ?at_index=N", () => {
     expect((await s.call("/v1/namespace/a")).headers.get("x-chronomad-at-index")).toBeNull();
     // A blocking query on the past answers at once instead of waiting.
     expect((await s.call(`/v1/namespaces?at_index=${a}&index=${deleted}&wait=5m`)).status).toBe(200);
+  });
+
+  it("shows a node and its allocations as they were", async () => {
+    const clock = new VirtualClock();
+    s = await startTestServer({ deps: { clock } });
+    const node = new TestNode(s);
+    const registered = Number((await node.register()).body.Index);
+    await node.heartbeat();
+    const alloc = await placeAlloc(s, { NodeID: node.id });
+    const past = async (path: string) => (await (await s!.call(path)).json()) as Record<string, unknown>;
+    expect((await past(`/v1/node/${node.id}?at_index=${registered}`)).Status).toBe("initializing");
+    expect((await past(`/v1/node/${node.id}`)).Status).toBe("ready");
+    const before = (await past(
+      `/v1/node/${node.id}/allocations?at_index=${registered}`,
+    )) as unknown as unknown[];
+    expect(before).toEqual([]);
+    const now = (await past(`/v1/node/${node.id}/allocations`)) as unknown as { ID: string }[];
+    expect(now.map((a) => a.ID)).toEqual([alloc.ID]);
+    expect((await s.call(`/v1/allocation/${alloc.ID}?at_index=${registered}`)).status).toBe(404);
   });
 
   it("refuses an index it cannot answer for, and writes", async () => {

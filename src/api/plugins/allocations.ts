@@ -53,6 +53,7 @@ export const allocationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
   const { allocs } = ctx.tables;
 
   app.get("/v1/allocations", { schema: { querystring: listQuery } }, async (request, reply) => {
+    const { allocs } = request.view.tables;
     const q = request.query as Record<string, string | undefined>;
     const namespace = q.namespace || "default";
     const prefix = q.prefix ?? "";
@@ -89,6 +90,7 @@ export const allocationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
   });
 
   app.get("/v1/allocation/:id", { schema: { params: idParam } }, async (request, reply) => {
+    const { allocs } = request.view.tables;
     const { id } = request.params as { id: string };
     const body = await blockingQuery(ctx, request, reply, ["allocs"], () => {
       const row = allocs.get(id);

@@ -78,10 +78,13 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
   const canWrite = (request: FastifyRequest) => {
     if (!request.identity.allows("", "node:write")) throw ApiError.forbidden();
   };
-  const nodeParam = (request: FastifyRequest) => resolveNode(nodes, (request.params as { id: string }).id);
+  // Writes always see the live tables (at_index is refused for them); reads may see the past.
+  const nodeParam = (request: FastifyRequest) =>
+    resolveNode(request.view.tables.nodes, (request.params as { id: string }).id);
 
   app.get("/v1/nodes", { schema: { querystring: listQuery } }, async (request, reply) => {
     canRead(request);
+    const { nodes } = request.view.tables;
     const q = request.query as Record<string, string | undefined>;
     const fields = { resources: q.resources === "true", os: q.os === "true" };
     return blockingQuery(ctx, request, reply, ["nodes"], () => {
@@ -98,6 +101,7 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
 
   app.get("/v1/node/:id", { schema: { params: idParam } }, async (request, reply) => {
     canRead(request);
+    const { nodes } = request.view.tables;
     const { id } = request.params as { id: string };
     const body = await blockingQuery(ctx, request, reply, ["nodes"], () => {
       const row = findNode(nodes, id);
@@ -110,6 +114,7 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
   app.get("/v1/node/:id/allocations", { schema: { params: idParam } }, async (request, reply) => {
     canRead(request);
     const node = nodeParam(request);
+    const { allocs } = request.view.tables;
     return blockingQuery(ctx, request, reply, ["allocs"], () => {
       const rows = allocs.by("node", node.ID);
       return { index: allocsIndex(rows, allocs.index), body: rows };

@@ -1,0 +1,53 @@
+import { hostname } from "node:os";
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { KafkaLeadership } from "../../src/cluster/kafka-leadership.ts";
+import { advertisedAddress, openElection } from "../../src/cluster/open-election.ts";
+import { loadConfig } from "../../src/config.ts";
+
+const logger = pino({ level: "silent" });
+
+describe("openElection", () => {
+  it("elects through Kafka only for a kafka:// log; a server alone on its log leads itself", async () => {
+    const kafka = await loadConfig(["--log", "kafka://127.0.0.1:9092/events"], {});
+    const election = openElection(kafka, logger, () => 0);
+    expect(election).toBeInstanceOf(KafkaLeadership);
+    expect(election.exclusive).toBe(false);
+    // Not joined yet: no leader known, and no peer but itself once it has an address.
+    expect(election.leaderAddress()).toBe("");
+    expect(election.isLeader()).toBe(false);
+
+    const file = openElection(await loadConfig(["--log", "memory:"], {}), logger, () => 0);
+    expect(file.exclusive).toBe(true);
+    await file.join("127.0.0.1:4646");
+    expect(file.isLeader()).toBe(true);
+    expect(file.leaderAddress()).toBe("127.0.0.1:4646");
+    expect(file.peers()).toEqual(["127.0.0.1:4646"]);
+  });
+
+  it("refuses a log topic too long to name its leader topic", async () => {
+    const config = await loadConfig(["--log", `kafka://127.0.0.1:9092/${"t".repeat(245)}`], {});
+    expect(() => openElection(config, logger, () => 0)).toThrow(/too long to name its leader topic/);
+  });
+});
+
+describe("advertisedAddress", () => {
+  it("prefers advertise_addr, else the bound address, with the host name for an unspecified one", async () => {
+    const plain = await loadConfig(["--http-addr", "0.0.0.0:4646"], {});
+    expect(advertisedAddress(plain, { address: "127.0.0.1", family: "IPv4", port: 4646 })).toBe(
+      "127.0.0.1:4646",
+    );
+    expect(advertisedAddress(plain, { address: "::1", family: "IPv6", port: 4646 })).toBe("[::1]:4646");
+    expect(advertisedAddress(plain, { address: "0.0.0.0", family: "IPv4", port: 4646 })).toBe(
+      `${hostname()}:4646`,
+    );
+    const set = await loadConfig(["--advertise-addr", "chronomad-1:4646"], {});
+    expect(advertisedAddress(set, { address: "0.0.0.0", family: "IPv4", port: 4646 })).toBe(
+      "chronomad-1:4646",
+    );
+    await expect(loadConfig(["--advertise-addr", "nope"], {})).rejects.toThrow(
+      /advertise_addr must be host:port/,
+    );
+    expect((await loadConfig(["--leader-session-timeout", "10s"], {})).leaderSessionTimeout).toBe(10_000);
+  });
+});
