@@ -1,12 +1,8 @@
-import type { ApplyContext, Projection } from "../src/store/projection.ts";
+import type { Projection } from "../src/store/projection.ts";
 import { byCreateIndexThenId, Table } from "../src/store/table.ts";
 import {
-  ALLOC_STATE_FIELD_CLIENT_STATUS,
   type AllocationSpec,
-  type AllocDeploymentStatus,
   type AllocEvent,
-  type AllocState,
-  type AllocsPlanApplied,
   type ClientAllocUpdate,
   type DesiredTransition,
   isClientTerminal,
@@ -14,8 +10,9 @@ import {
 } from "../streams/allocs.ts";
 import { isUnresponsive } from "../streams/nodes.ts";
 import { jobKey } from "./evals.ts";
-import { goTime } from "./go-time.ts";
+import type { JobRow } from "./jobs.ts";
 import type { NodeRow } from "./nodes.ts";
+import { applyPlan, type PlanRefusalRow, withState } from "./plan-apply.ts";
 
 /** Nomad's Allocation as the API shows it. */
 export type AllocRow = AllocationSpec & {
@@ -29,9 +26,10 @@ export type AllocRow = AllocationSpec & {
  * Allocations: written by plan results (placements, in-place updates, stops,
  * preemptions), by clients (their own status), and by the heartbeat path
  * (disconnect, reconnect, lost). Reads the nodes table to re-check at apply
- * that the node is still in a state that allows the change.
+ * that the node is still in a state that allows the change, and the job
+ * versions table to complete the scheduler's compact placements.
  */
-export function allocsProjection(nodes: Table<NodeRow>) {
+export function allocsProjection(nodes: Table<NodeRow>, jobVersions?: Table<JobRow>) {
   const allocs = new Table<AllocRow>({
     name: "allocs",
     key: (a) => a.ID,
@@ -44,12 +42,17 @@ export function allocsProjection(nodes: Table<NodeRow>) {
     },
     order: byCreateIndexThenId,
   });
+  const refusals = new Table<PlanRefusalRow>({
+    name: "plan_refusals",
+    key: (r) => r.ID,
+    indexes: { eval: (r) => r.EvalID || undefined },
+  });
 
   const projection: Projection = {
     name: "allocs",
-    version: 1,
-    tables: [allocs],
-    reads: ["nodes"],
+    version: 2,
+    tables: [allocs, refusals],
+    reads: jobVersions ? ["nodes", "jobs"] : ["nodes"],
     handles: new Set([
       "AllocsPlanApplied",
       "AllocClientUpdated",
@@ -62,7 +65,7 @@ export function allocsProjection(nodes: Table<NodeRow>) {
       const e = event as AllocEvent;
       switch (e.type) {
         case "AllocsPlanApplied":
-          return applyPlan(ctx, e.data, e.at);
+          return applyPlan(ctx, { allocs, nodes, refusals, versions: jobVersions }, e.data, e.at);
         case "AllocClientUpdated":
           // The nodes projection applies first and refuses the record if a
           // reporting node is no longer allowed to update.
@@ -164,104 +167,7 @@ export function allocsProjection(nodes: Table<NodeRow>) {
     },
   };
 
-  function applyPlan(ctx: ApplyContext, plan: AllocsPlanApplied, at: number): void {
-    // Every check before the first change: a plan applies whole or not at all.
-    for (const a of plan.Placed) {
-      if (allocs.has(a.ID)) {
-        ctx.reject(409, `allocation ${a.ID} already exists`);
-        return;
-      }
-      if (a.Job === null) {
-        ctx.reject(400, `attempting to upsert allocation "${a.ID}" without a job`);
-        return;
-      }
-      const node = nodes.get(a.NodeID);
-      if (!node) {
-        ctx.reject(409, `node ${a.NodeID} not found: allocation ${a.ID} cannot be placed`);
-        return;
-      }
-      if (node.Status !== "ready" || node.DrainStrategy !== null) {
-        ctx.reject(409, `node ${a.NodeID} is not ready for placements (status ${node.Status})`);
-        return;
-      }
-    }
-    for (const a of plan.Updated) {
-      if (!allocs.has(a.ID)) {
-        ctx.reject(404, `allocation ${a.ID} not found: cannot update it in place`);
-        return;
-      }
-    }
-    for (const d of [...plan.Stopped, ...plan.Preempted]) {
-      if (!allocs.has(d.ID)) {
-        ctx.reject(404, `alloc ${d.ID} doesn't exist`);
-        return;
-      }
-    }
-
-    for (const spec of plan.Placed) {
-      ctx.put(allocs, {
-        ...spec,
-        DeploymentStatus: stampDeployment(spec.DeploymentStatus, ctx.index),
-        CreateIndex: ctx.index,
-        ModifyIndex: ctx.index,
-        AllocModifyIndex: ctx.index,
-      });
-      linkPrevious(ctx, spec);
-    }
-    for (const spec of plan.Updated) {
-      const stored = allocs.get(spec.ID)!;
-      const serverSetsClient = spec.ClientStatus === "lost" || spec.ClientStatus === "unknown";
-      ctx.put(allocs, {
-        ...spec,
-        Job: spec.Job ?? stored.Job,
-        // The client owns its task states and, unless the server gives the
-        // allocation up, its status.
-        TaskStates: stored.TaskStates,
-        ClientStatus: serverSetsClient ? spec.ClientStatus : stored.ClientStatus,
-        ClientDescription: serverSetsClient ? spec.ClientDescription : stored.ClientDescription,
-        CreateIndex: stored.CreateIndex,
-        ModifyIndex: ctx.index,
-        AllocModifyIndex: ctx.index,
-      });
-      linkPrevious(ctx, spec);
-    }
-    for (const d of plan.Stopped) {
-      const stored = allocs.get(d.ID)!;
-      ctx.put(allocs, {
-        ...stored,
-        DesiredStatus: "stop",
-        DesiredDescription: d.DesiredDescription,
-        ClientStatus: d.ClientStatus || stored.ClientStatus,
-        AllocStates:
-          d.ClientStatus === "lost" ? withState(stored.AllocStates, "lost", at) : stored.AllocStates,
-        FollowupEvalID: d.FollowupEvalID || stored.FollowupEvalID,
-        ModifyTime: d.ModifyTime,
-        ModifyIndex: ctx.index,
-        AllocModifyIndex: ctx.index,
-      });
-    }
-    for (const d of plan.Preempted) {
-      const stored = allocs.get(d.ID)!;
-      ctx.put(allocs, {
-        ...stored,
-        DesiredStatus: "evict",
-        DesiredDescription: `Preempted by alloc ID ${d.PreemptedByAllocation}`,
-        PreemptedByAllocation: d.PreemptedByAllocation,
-        ModifyTime: d.ModifyTime,
-        ModifyIndex: ctx.index,
-        AllocModifyIndex: ctx.index,
-      });
-    }
-  }
-
-  function linkPrevious(ctx: ApplyContext, spec: AllocationSpec): void {
-    if (!spec.PreviousAllocation) return;
-    const prev = allocs.get(spec.PreviousAllocation);
-    if (!prev) return;
-    ctx.put(allocs, { ...prev, NextAllocation: spec.ID, ModifyIndex: ctx.index });
-  }
-
-  return { projection, allocs };
+  return { projection, allocs, refusals };
 }
 
 /** Nomad's nestedUpdateAllocFromClient: only what the client is the authority on. */
@@ -292,14 +198,6 @@ function fromClient(stored: AllocRow, update: ClientAllocUpdate, index: number):
     ModifyTime: update.ModifyTime,
     ModifyIndex: index,
   };
-}
-
-function stampDeployment(status: AllocDeploymentStatus | null, index: number): AllocDeploymentStatus | null {
-  return status ? { ...status, ModifyIndex: index } : null;
-}
-
-function withState(states: readonly AllocState[] | null, value: string, at: number): AllocState[] {
-  return [...(states ?? []), { Field: ALLOC_STATE_FIELD_CLIENT_STATUS, Value: value, Time: goTime(at) }];
 }
 
 /** Nomad's DesiredTransition.Merge: set fields override, unset ones keep the stored value. */

@@ -70,15 +70,20 @@ export interface AllocsByEvalTable {
 /**
  * The lookups over the tables this build keeps. The evals projection (at
  * apply) and the delete handler (before appending) both build theirs here
- * from the same tables, so they judge every evaluation alike. There is no
- * jobs table yet, so every job reads as gone and, by Nomad's rule, every
- * evaluation is safe; the allocation check takes effect once jobs exist.
+ * from the same tables, so they judge every evaluation alike. Without a
+ * jobs table every job reads as gone and, by Nomad's rule, every evaluation
+ * is safe.
  */
 export function deleteSafetyLookups(tables: object): DeleteSafetyLookups {
-  // `object`: the set of tables grows with the build; only `allocs` matters here.
-  const allocs = (tables as { readonly allocs?: AllocsByEvalTable }).allocs;
+  // `object`: the set of tables grows with the build; only `allocs` and `jobs` matter here.
+  const { allocs, jobs } = tables as { readonly allocs?: AllocsByEvalTable; readonly jobs?: JobsByKeyTable };
   return {
-    job: () => undefined,
+    job: jobs ? (namespace, jobID) => jobs.get(`${namespace}\u0000${jobID}`) : () => undefined,
     allocsByEval: allocs ? (evalID) => allocs.by("eval", evalID) : () => [],
   };
+}
+
+/** A table of jobs keyed by namespace and ID (projections/jobs.ts). */
+export interface JobsByKeyTable {
+  get(key: string): JobSafetyView | undefined;
 }

@@ -9,6 +9,7 @@ import type {
   EvaluationsUpserted,
 } from "../streams/evals.ts";
 import type { Actor, Envelope } from "../streams/event-schema.ts";
+import type { JobEvent } from "../streams/jobs.ts";
 import { deletable, recreatePage } from "./eval-delete-pages.ts";
 import { type DeleteSafetyLookups, isEvalDeleteSafe, NO_JOBS } from "./eval-delete-safety.ts";
 import { currentSchedulerConfig, type SchedulerConfigTable } from "./scheduler-config.ts";
@@ -68,7 +69,6 @@ export function evalsProjection(deps: EvalsProjectionDeps = {}) {
       namespace: (e) => e.Namespace,
       job: (e) => jobKey(e.Namespace, e.JobID),
       node: (e) => e.NodeID || undefined,
-      status: (e) => e.Status,
     },
     order: byCreateIndexThenId,
   });
@@ -181,12 +181,25 @@ export function evalsProjection(deps: EvalsProjectionDeps = {}) {
     version: 2,
     tables: [evals, evalDeletes],
     reads: ["scheduler-config", ...(deps.safetyReads ?? [])],
-    handles: new Set(["EvaluationsUpserted", "EvaluationsDeleted", "EvaluationsDeletedByFilter"]),
+    handles: new Set([
+      "EvaluationsUpserted",
+      "EvaluationsDeleted",
+      "EvaluationsDeletedByFilter",
+      "JobRegistered",
+      "JobDeregistered",
+    ]),
     evolve(ctx, event) {
-      const e = event as EvalEvent;
+      const e = event as EvalEvent | JobEvent;
       switch (e.type) {
         case "EvaluationsUpserted":
           return upsert(ctx, e, e.data);
+        case "JobRegistered":
+        case "JobDeregistered":
+          // Nomad's FSM creates the job's evaluation in the job's own entry,
+          // stamped with that entry's index; the jobs projection applies first
+          // and may refuse the record.
+          if (ctx.rejected || !e.data.Eval) return;
+          return upsert(ctx, e, { Evals: [{ ...e.data.Eval, JobModifyIndex: ctx.index }] });
         case "EvaluationsDeleted":
           return deleteByID(ctx, e, e.data);
         case "EvaluationsDeletedByFilter":

@@ -4,13 +4,12 @@ import type { Actor, Envelope } from "../streams/event-schema.ts";
 
 /**
  * One transition of one object: what changed, from what to what, at which
- * index and time, because of which event, by whom. Kept after the object
- * itself is garbage collected: history is the product.
+ * index and time, because of which event, by whom. A new object has one
+ * `(created)` entry whose `To` holds its first values; a removed one ends
+ * with `(deleted)`. Kept after the object is garbage collected: history is
+ * the product.
  */
 export interface HistoryEntry {
-  readonly Object: string;
-  readonly ObjectID: string;
-  readonly Namespace: string;
   readonly Index: number;
   readonly Time: string;
   readonly Field: string;
@@ -18,6 +17,15 @@ export interface HistoryEntry {
   readonly To: unknown;
   readonly Cause: Readonly<Record<string, unknown>>;
   readonly Actor: Actor;
+}
+
+/** All transitions of one object, in log order: one row per object keeps the table small. */
+export interface HistoryRow {
+  readonly Key: string;
+  readonly Object: string;
+  readonly ObjectID: string;
+  readonly Namespace: string;
+  readonly Entries: readonly HistoryEntry[];
   readonly CreateIndex: number;
   readonly ModifyIndex: number;
 }
@@ -71,75 +79,102 @@ const REPORTED_BY_NODE = new Set(["AllocClientUpdated"]);
 
 export const historyKey = (object: string, id: string) => `${object}\u0000${id}`;
 
+type Row = Readonly<Record<string, unknown>>;
+
 export function historyProjection(observedTables: readonly string[]) {
-  const history = new Table<HistoryEntry & { readonly Key: string }>({
-    name: "history",
-    key: (h) => h.Key,
-    indexes: { object: (h) => historyKey(h.Object, h.ObjectID) },
-  });
+  // Written on every audited change of a large cluster and never searched by
+  // prefix: no sorted keys to keep up.
+  const history = new Table<HistoryRow>({ name: "history", key: (h) => h.Key, sortedKeys: false });
   const observes = new Set(observedTables.filter((t) => TRACKED[t]));
+  // Every change of one record shares its time and cause.
+  let last: { event: Envelope; time: string; cause: Row } | undefined;
+  const describe = (event: Envelope) => {
+    if (last?.event !== event)
+      last = { event, time: new Date(event.at).toISOString(), cause: causeOf(event) };
+    return last;
+  };
 
   const projection: Projection = {
     name: "history",
-    version: 1,
+    version: 2,
     tables: [history],
     handles: new Set(),
     evolve() {},
     observes,
     observe(ctx, change, event) {
       const tracked = TRACKED[change.table]!;
-      const before = change.before as Readonly<Record<string, unknown>> | undefined;
-      const after = change.after as Readonly<Record<string, unknown>> | undefined;
+      const before = change.before as Row | undefined;
+      const after = change.after as Row | undefined;
       const row = (after ?? before)!;
+      const { time, cause } = describe(event);
+      const actor = actorOf(event, row);
+      const entries: HistoryEntry[] = [];
+      const add = (Field: string, From: unknown, To: unknown) =>
+        entries.push({ Index: ctx.index, Time: time, Field, From, To, Cause: cause, Actor: actor });
+      if (!after) add("(deleted)", null, null);
+      else if (!before) add("(created)", null, firstValues(tracked, after));
+      else {
+        for (const field of tracked.fields) {
+          const from = before[field] ?? null;
+          const to = after[field] ?? null;
+          if (!sameValue(from, to)) add(field, from, to);
+        }
+        for (const [field, describeEntry] of Object.entries(tracked.lists)) {
+          const was = (before[field] as readonly Row[] | null | undefined) ?? [];
+          const now = (after[field] as readonly Row[] | null | undefined) ?? [];
+          // Lists only grow at their end (Nomad may trim old node events from the front).
+          for (const entry of now.slice(Math.min(was.length, now.length)))
+            add(field, null, describeEntry(entry));
+        }
+      }
+      if (entries.length === 0) return;
       const id = String(row.ID ?? change.key);
-      let seq = history.countBy("object", historyKey(tracked.object, id));
-      const record = (Field: string, From: unknown, To: unknown) => {
-        ctx.put(history, {
-          Key: `${historyKey(tracked.object, id)}\u0000${String(seq++).padStart(10, "0")}`,
-          Object: tracked.object,
-          ObjectID: id,
-          Namespace: typeof row.Namespace === "string" ? row.Namespace : "",
-          Index: ctx.index,
-          Time: new Date(event.at).toISOString(),
-          Field,
-          From,
-          To,
-          Cause: causeOf(event),
-          Actor: actorOf(event, row),
-          CreateIndex: ctx.index,
-          ModifyIndex: ctx.index,
-        });
-      };
-      if (!after) {
-        record("(deleted)", null, null);
-        return;
-      }
-      for (const field of tracked.fields) {
-        const from = before?.[field] ?? null;
-        const to = after[field] ?? null;
-        if (!sameValue(from, to)) record(field, from, to);
-      }
-      for (const [field, describe] of Object.entries(tracked.lists)) {
-        const was = (before?.[field] as readonly Record<string, unknown>[] | null | undefined) ?? [];
-        const now = (after[field] as readonly Record<string, unknown>[] | null | undefined) ?? [];
-        // Lists only grow at their end (Nomad may trim old node events from the front).
-        const grown = now.length - Math.min(was.length, now.length);
-        for (const entry of now.slice(now.length - grown)) record(field, null, describe(entry));
-      }
+      const key = historyKey(tracked.object, id);
+      const existing = history.get(key);
+      ctx.put(history, {
+        Key: key,
+        Object: tracked.object,
+        ObjectID: id,
+        Namespace: typeof row.Namespace === "string" ? row.Namespace : "",
+        Entries: existing ? [...existing.Entries, ...entries] : entries,
+        CreateIndex: existing?.CreateIndex ?? ctx.index,
+        ModifyIndex: ctx.index,
+      });
     },
   };
   return { projection, history };
 }
 
-function actorOf(event: Envelope, row: Readonly<Record<string, unknown>>): Actor {
+/** The tracked fields of a new object that hold something, and its list entries. */
+function firstValues(tracked: Tracked, row: Row): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const field of tracked.fields) {
+    const v = row[field];
+    if (
+      v !== undefined &&
+      v !== null &&
+      v !== "" &&
+      !(typeof v === "object" && Object.keys(v).length === 0)
+    ) {
+      values[field] = v;
+    }
+  }
+  for (const [field, describeEntry] of Object.entries(tracked.lists)) {
+    const list = (row[field] as readonly Row[] | null | undefined) ?? [];
+    if (list.length > 0) values[field] = list.map(describeEntry);
+  }
+  return values;
+}
+
+function actorOf(event: Envelope, row: Row): Actor {
   if (REPORTED_BY_NODE.has(event.type) && typeof row.NodeID === "string")
     return { kind: "node", id: row.NodeID };
   return event.by ?? { kind: "server", id: "unknown" };
 }
 
-function causeOf(event: Envelope): Record<string, unknown> {
+function causeOf(event: Envelope): Row {
   const cause: Record<string, unknown> = { Event: event.type };
-  const data = event.data as Readonly<Record<string, unknown>> | null;
+  const data = event.data as Row | null;
   if (data && typeof data === "object") {
     for (const f of CAUSE_FIELDS) if (data[f] !== undefined) cause[f] = data[f];
   }

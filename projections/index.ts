@@ -1,10 +1,12 @@
 import type { Projection } from "../src/store/projection.ts";
 import { allocsProjection } from "./allocs.ts";
 import { clusterProjection } from "./cluster.ts";
+import { deploymentsProjection } from "./deployments.ts";
 import { deleteSafetyLookups } from "./eval-delete-safety.ts";
 import { evalsProjection } from "./evals.ts";
 import { gcProjection } from "./gc.ts";
 import { historyProjection } from "./history.ts";
+import { jobsProjection } from "./jobs.ts";
 import { leadershipProjection } from "./leadership.ts";
 import { namespacesProjection } from "./namespaces.ts";
 import { nodesProjection } from "./nodes.ts";
@@ -20,22 +22,29 @@ export function createProjections() {
   const namespaces = namespacesProjection();
   const schedulerConfig = schedulerConfigProjection();
   const nodes = nodesProjection();
-  const allocs = allocsProjection(nodes.nodes);
+  const jobs = jobsProjection({ namespaces: namespaces.namespaces });
+  const allocs = allocsProjection(nodes.nodes, jobs.versions);
   const evals = evalsProjection({
     schedulerConfig: schedulerConfig.schedulerConfig,
-    safety: deleteSafetyLookups({ allocs: allocs.allocs }),
-    safetyReads: ["allocs"],
+    safety: deleteSafetyLookups({ allocs: allocs.allocs, jobs: jobs.jobs }),
+    safetyReads: ["allocs", "jobs"],
   });
+  jobs.bind(allocs.allocs, evals.evals);
+  const deployments = deploymentsProjection(allocs.allocs);
   const all: Projection[] = [
     cluster.projection,
     // Its admit() fences off writes made under a superseded leadership epoch.
     leadership.projection,
     namespaces.projection,
     schedulerConfig.projection,
+    // Before evals: a job registration it refuses must not create its evaluation.
+    jobs.projection,
     evals.projection,
     // nodes before allocs: a client update is refused by the nodes projection before any change.
     nodes.projection,
     allocs.projection,
+    // After allocs: it counts the placements of a plan that applied.
+    deployments.projection,
     gcProjection(evals.evals, allocs.allocs).projection,
   ];
   // Last: it folds in the row changes the others make (the audit trail).
@@ -53,6 +62,11 @@ export function createProjections() {
       nodes: nodes.nodes,
       nodeSecrets: nodes.secrets,
       allocs: allocs.allocs,
+      planRefusals: allocs.refusals,
+      jobs: jobs.jobs,
+      jobVersions: jobs.versions,
+      jobSummaries: jobs.summaries,
+      deployments: deployments.deployments,
       history: history.history,
     },
   };

@@ -1,4 +1,6 @@
+import type { DeploymentSpec, DeploymentStatusUpdate } from "./deployments.ts";
 import { type Envelope, schemas } from "./event-schema.ts";
+import type { JobVersionRef } from "./jobs.ts";
 import type { JsonObject } from "./nodes.ts";
 
 export type DesiredStatus = "run" | "stop" | "evict";
@@ -146,6 +148,14 @@ export interface AllocPreemptDiff {
  * allocations, in-place updates of existing ones, stops and preemptions, at
  * one index. Written by the plan applier; apply checks that placements still
  * land on ready nodes and that everything it changes exists.
+ *
+ * The optional fields are the scheduler's compact form (added without a new
+ * version: a record without them means what it always meant). A compact
+ * placement carries only what differs per allocation; apply takes the job
+ * from the versions table (`Job`), the node name from the nodes table, the
+ * resources from the task group, the times from the envelope. Apply checks
+ * every node's part again (still ready, still fits) and refuses the parts
+ * that no longer hold, recording them under PlanID; the rest applies.
  */
 export interface AllocsPlanApplied {
   readonly EvalID: string;
@@ -153,6 +163,43 @@ export interface AllocsPlanApplied {
   readonly Updated: readonly AllocationSpec[];
   readonly Stopped: readonly AllocStopDiff[];
   readonly Preempted: readonly AllocPreemptDiff[];
+  /** Names this record for its refusals (a retry or another chunk of the same evaluation gets its own). */
+  readonly PlanID?: string;
+  /** The job version the plan was computed for; compact placements and in-place updates take it. */
+  readonly Job?: JobVersionRef | null;
+  /** The deployment compact placements and in-place updates join ("" for none). */
+  readonly DeploymentID?: string;
+  readonly Placements?: readonly AllocPlacement[];
+  /** Allocations moved to `Job` in place (same resources, new version). */
+  readonly InPlace?: readonly string[];
+  /** Allocations on disconnected nodes: `unknown`, with their max-disconnect-timeout evaluation. */
+  readonly Disconnected?: readonly AllocFollowup[];
+  /** Allocations that reconnected: an AllocState entry with their client status, at most once per disconnect. */
+  readonly Reconnected?: readonly string[];
+  /** FollowupEvalID set on allocations to be rescheduled later. */
+  readonly Followups?: readonly AllocFollowup[];
+  /** A deployment the plan creates. */
+  readonly Deployment?: DeploymentSpec | null;
+  readonly DeploymentUpdates?: readonly DeploymentStatusUpdate[];
+}
+
+/** A placement in compact form: what differs from one allocation of the plan to the next. */
+export interface AllocPlacement {
+  readonly ID: string;
+  readonly Name: string;
+  readonly TaskGroup: string;
+  readonly NodeID: string;
+  /** The node's normalized score, Nomad's Metrics.ScoreMetaData[0].NormScore. */
+  readonly Score?: number;
+  readonly NodesEvaluated?: number;
+  readonly PreviousAllocation?: string;
+  readonly RescheduleTracker?: { readonly Events: readonly RescheduleEvent[] };
+  readonly Canary?: boolean;
+}
+
+export interface AllocFollowup {
+  readonly ID: string;
+  readonly FollowupEvalID: string;
 }
 
 /** What a client is the authority on, for one allocation (Nomad's UpdateAllocsFromClient). */

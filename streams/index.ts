@@ -3,6 +3,7 @@ import { clusterSchemas } from "./cluster.ts";
 import { evalSchemas } from "./evals.ts";
 import type { EventSchema } from "./event-schema.ts";
 import { gcSchemas } from "./gc.ts";
+import { jobSchemas } from "./jobs.ts";
 import { leadershipSchemas } from "./leadership.ts";
 import { namespaceSchemas } from "./namespaces.ts";
 import { nodeSchemas } from "./nodes.ts";
@@ -18,4 +19,5 @@ export const allSchemas: readonly EventSchema[] = [
   ...nodeSchemas,
   ...allocSchemas,
   ...gcSchemas,
+  ...jobSchemas,
 ];

@@ -1,6 +1,7 @@
 import type { ServerConfig } from "../config.ts";
 import { CoreGc } from "./core-gc.ts";
 import { HeartbeatWatcher } from "./heartbeat-watcher.ts";
+import { SchedulerService } from "./scheduler/scheduler-service.ts";
 import type { LeaderService } from "./service.ts";
 
 /** Services the API also talks to (the client RPC resets heartbeat timers), created by the caller. */
@@ -10,5 +11,5 @@ export interface SharedServices {
 
 /** The leader-only services of a server, in start order. */
 export function createServices(_config: ServerConfig, shared: SharedServices = {}): LeaderService[] {
-  return [shared.heartbeats ?? new HeartbeatWatcher(), new CoreGc()];
+  return [shared.heartbeats ?? new HeartbeatWatcher(), new CoreGc(), new SchedulerService()];
 }

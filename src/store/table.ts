@@ -14,6 +14,13 @@ export interface TableSpec<R extends IndexedRow> {
   readonly indexes?: Readonly<Record<string, (row: R) => string | readonly string[] | undefined>>;
   /** A total order for paginated listing; rows are also kept in this order. */
   readonly order?: Compare<R>;
+  /**
+   * Keep primary keys sorted (default), for prefix lookups and key-ordered
+   * iteration. Without it rows iterate in the order they were first stored,
+   * which replay reproduces exactly; large tables nobody searches by prefix
+   * save the upkeep.
+   */
+  readonly sortedKeys?: boolean;
 }
 
 /**
@@ -39,7 +46,7 @@ export interface AnyTable {
 export class Table<R extends IndexedRow> implements AnyTable {
   readonly name: string;
   private readonly rows = new Map<string, R>();
-  private readonly keys = new SortedList<string>(compareStrings);
+  private readonly keys: SortedList<string> | undefined;
   private readonly secondary = new Map<string, Map<string, Set<string>>>();
   private readonly ordered: SortedList<R> | undefined;
   private readonly indexers: readonly (readonly [
@@ -57,6 +64,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
       return [idx, fn] as const;
     });
     this.ordered = spec.order ? new SortedList(spec.order) : undefined;
+    this.keys = spec.sortedKeys === false ? undefined : new SortedList<string>(compareStrings);
   }
 
   get size(): number {
@@ -91,14 +99,19 @@ export class Table<R extends IndexedRow> implements AnyTable {
 
   /** Rows whose primary key starts with `prefix`, in key order. */
   *withPrefix(prefix: string): Generator<R> {
+    if (!this.keys) throw new Error(`table ${this.name} keeps no key order for prefix lookups`);
     for (const k of this.keys.iterate(prefix)) {
       if (!k.startsWith(prefix)) return;
       yield this.rows.get(k)!;
     }
   }
 
-  /** All rows in primary-key order. */
+  /** All rows, in primary-key order (or first-stored order for tables without sorted keys). */
   *all(): Generator<R> {
+    if (!this.keys) {
+      yield* this.rows.values();
+      return;
+    }
     for (const k of this.keys.iterate()) yield this.rows.get(k)!;
   }
 
@@ -118,7 +131,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
     const key = this.spec.key(row);
     const before = this.rows.get(key);
     if (before) this.unfile(key, before);
-    else this.keys.upsert(key);
+    else this.keys?.upsert(key);
     this.rows.set(key, row);
     this.file(key, row);
     if (this.ordered) {
@@ -134,7 +147,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
     const before = this.rows.get(key);
     if (!before) return undefined;
     this.rows.delete(key);
-    this.keys.remove(key);
+    this.keys?.remove(key);
     this.unfile(key, before);
     this.ordered?.remove(before);
     if (index > this.modifyIndex) this.modifyIndex = index;
@@ -156,7 +169,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
   /** @internal */
   clear(): void {
     this.rows.clear();
-    this.keys.clear();
+    this.keys?.clear();
     for (const idx of this.secondary.values()) idx.clear();
     this.ordered?.clear();
     this.modifyIndex = 0;

@@ -4,6 +4,7 @@ import { ApiError } from "../../src/api/api-error.ts";
 import { captureRawBody, FORWARDED_HEADER, forwardToLeader } from "../../src/api/forward-to-leader.ts";
 import { loadConfig } from "../../src/config.ts";
 import type { Leadership } from "../../src/leadership.ts";
+import { eventually } from "../cluster/eventually.ts";
 
 /** A leadership the test points wherever it likes. */
 function pointingAt(leader: string, isLeader = false): Leadership {
@@ -22,7 +23,8 @@ function pointingAt(leader: string, isLeader = false): Leadership {
  * follower forwards both to whatever its leadership names.
  */
 async function server(name: string, leadership: () => Leadership): Promise<FastifyInstance> {
-  const app = Fastify();
+  // A caller that hung up mid-request leaves a kept-alive socket behind; close it at once.
+  const app = Fastify({ forceCloseConnections: true });
   app.addContentTypeParser("application/msgpack", { parseAs: "buffer" }, (_r, body, done) =>
     done(null, body),
   );
@@ -50,6 +52,14 @@ async function server(name: string, leadership: () => Leadership): Promise<Fasti
       body: (request.body as Buffer).toString("hex"),
     };
   });
+  app.get("/v1/hang", async (request, reply) => {
+    if (!ctx.leadership.isLeader()) return forwardToLeader(ctx, request, reply);
+    // A blocking query that never fires: answers only when the caller leaves.
+    arrived.push(name);
+    await new Promise<void>((resolve) => request.raw.socket.once("close", () => resolve()));
+    hungUp.push(name);
+    return reply.send("gone");
+  });
   app.get("/v1/slow", async (request, reply) => {
     if (!ctx.leadership.isLeader()) return forwardToLeader(ctx, request, reply);
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -58,6 +68,10 @@ async function server(name: string, leadership: () => Leadership): Promise<Fasti
   await app.listen({ host: "127.0.0.1", port: 0 });
   return app;
 }
+
+/** Servers whose /v1/hang was called, and whose /v1/hang saw its caller leave. */
+const arrived: string[] = [];
+const hungUp: string[] = [];
 
 const addressOf = (app: FastifyInstance) => {
   const a = app.server.address() as { port: number };
@@ -94,6 +108,21 @@ describe("forwardToLeader", () => {
     });
     const slow = await fetch(`http://${addressOf(follower)}/v1/slow`);
     expect(await slow.text()).toBe("slow from leader");
+  });
+
+  it("abandons the leader's side of a request whose caller hangs up", async () => {
+    const leader = await server("leader", () => pointingAt("", true));
+    apps.push(leader);
+    const follower = await server("follower", () => pointingAt(addressOf(leader)));
+    apps.push(follower);
+    const caller = new AbortController();
+    const pending = fetch(`http://${addressOf(follower)}/v1/hang`, { signal: caller.signal }).catch(
+      () => "aborted",
+    );
+    await eventually(() => expect(arrived).toContain("leader"), 10_000);
+    caller.abort();
+    expect(await pending).toBe("aborted");
+    await eventually(() => expect(hungUp).toContain("leader"), 10_000);
   });
 
   it("answers No cluster leader when none is known, when it is unreachable, and instead of forwarding twice", async () => {

@@ -31,17 +31,14 @@ export const historyPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) =>
         const { namespace = "default" } = request.query as { namespace?: string };
         const { history } = request.view.tables;
         const body = await blockingQuery(ctx, request, reply, ["history"], () => {
-          let entries = history.by("object", historyKey(route.object, id));
+          const row = history.get(historyKey(route.object, id));
           // Job IDs are unique per namespace only.
-          if (route.object === "job") entries = entries.filter((e) => e.Namespace === namespace);
-          const last = entries[entries.length - 1];
-          return {
-            index: last?.Index ?? history.index,
-            body: entries.map(({ Key: _key, CreateIndex: _c, ModifyIndex: _m, ...entry }) => entry),
-          };
+          const found = row && (route.object !== "job" || row.Namespace === namespace) ? row : undefined;
+          return { index: found?.ModifyIndex ?? history.index, body: found?.Entries ?? [] };
         });
         if (body.length === 0) throw ApiError.notFound(`no history for ${route.object} ${id}`);
-        if (!request.identity.allows(body[0]!.Namespace || namespace, "read-job")) throw ApiError.forbidden();
+        const owner = request.view.tables.history.get(historyKey(route.object, id));
+        if (!request.identity.allows(owner?.Namespace || namespace, "read-job")) throw ApiError.forbidden();
         return body;
       },
     );

@@ -6,12 +6,15 @@ import { createProjections } from "../../../projections/index.ts";
 import { EnvelopeCodec } from "../../../src/codec/envelope-codec.ts";
 import { Store } from "../../../src/store/store.ts";
 import { type Draft, writeEvents } from "../../../src/store/writer.ts";
+import { VirtualClock } from "../../../src/util/clock.ts";
 import type { EvaluationSpec } from "../../../streams/evals.ts";
 import type { Envelope } from "../../../streams/event-schema.ts";
 import { allSchemas } from "../../../streams/index.ts";
+import type { JobSpec } from "../../../streams/jobs.ts";
 import type { SchedulerConfigSet } from "../../../streams/scheduler-config.ts";
 import { startTestServer, type TestServer } from "../../server-harness.ts";
 import { cyclingGroups, evaluation, tester, upsertGroups } from "../eval-fixtures.ts";
+import { placeAlloc, TestNode } from "../node-fixtures.ts";
 
 const BROKER = "eval broker is enabled; eval broker must be paused to delete evals";
 
@@ -136,6 +139,66 @@ describe("DELETE /v1/evaluations", () => {
 
     const none = await del(s, { Filter: 'Status == "pending"' });
     expect(await none.json()).toEqual({ Count: 0, Index: 0 });
+  });
+
+  it("skips evaluations that are not delete-safe, and refuses them by ID", async () => {
+    const clock = new VirtualClock();
+    const s = await startTestServer({ deps: { clock } });
+    running.push(s);
+    const node = new TestNode(s);
+    await node.register();
+    await node.heartbeat();
+    // A live job whose evaluation placed an allocation that now runs: deleting
+    // that evaluation could lose work, so Nomad's rule keeps it.
+    const job = {
+      ID: "web",
+      Name: "web",
+      Namespace: "default",
+      Region: "global",
+      Type: "service",
+      Priority: 50,
+      AllAtOnce: false,
+      Datacenters: ["*"],
+      Constraints: null,
+      TaskGroups: [
+        {
+          Name: "frontend",
+          Count: 1,
+          Update: null,
+          Migrate: null,
+          Constraints: null,
+          RestartPolicy: null,
+          ReschedulePolicy: null,
+          EphemeralDisk: { Sticky: false, SizeMB: 300, Migrate: false },
+          Tasks: [],
+        },
+      ],
+      Update: null,
+      Periodic: null,
+      ParameterizedJob: null,
+      Meta: null,
+      Stop: false,
+      ParentID: "",
+    } as unknown as JobSpec;
+    const registered = await writeEvents(s.store, Date.now(), tester, [
+      { type: "JobRegistered", v: 1, data: { Job: job, Eval: null, EnforceIndex: false, JobModifyIndex: 0 } },
+    ]);
+    expect(registered.outcomes[0]!.status).toBe("applied");
+    const busy = evaluation({ JobID: "web" });
+    const idle = evaluation({ JobID: "web" });
+    const orphan = evaluation({ JobID: "gone" });
+    await upsertGroups(s.store, [[busy, idle], [orphan]]);
+    const alloc = await placeAlloc(s, { NodeID: node.id, EvalID: busy.ID });
+    const update = await node.updateAllocs(clock, [{ ID: alloc.ID, ClientStatus: "running" }]);
+    expect(update.status).toBe(200);
+    await pause(s, true);
+
+    const res = await del(s, { Filter: 'Status == "pending"' });
+    expect(await res.json()).toMatchObject({ Count: 2 });
+    expect([...evals(s).all()].map((e) => e.ID)).toEqual([busy.ID]);
+    const refused = await del(s, { EvalIDs: [busy.ID] });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toBe(`eval ${busy.ID} is not safe to delete`);
   });
 
   it("deletes by IDs, and counts what the apply deleted", async () => {

@@ -7,7 +7,7 @@ import { HOUR_NS, placeAlloc, TestNode, testJob, waitForNode } from "../node-fix
 /** Longer than any TTL with one node (10 s + up to 10 s of stagger) plus the 10 s grace. */
 const PAST_TTL_MS = 30_001;
 
-type Entry = Omit<HistoryEntry, "CreateIndex" | "ModifyIndex">;
+type Entry = HistoryEntry;
 
 describe("audit history", () => {
   let s: TestServer | undefined;
@@ -40,9 +40,14 @@ describe("audit history", () => {
     await node.updateAllocs(clock, [{ ID: alloc.ID, ClientStatus: "complete" }]);
 
     const history = await historyOf(`/v1/allocation/${alloc.ID}/history`);
+    expect(history[0]).toMatchObject({
+      Field: "(created)",
+      From: null,
+      To: { ClientStatus: "pending", DesiredStatus: "run", NodeID: node.id },
+      Cause: { Event: "AllocsPlanApplied" },
+    });
     const statuses = history.filter((h) => h.Field === "ClientStatus").map((h) => [h.From, h.To]);
     expect(statuses).toEqual([
-      [null, "pending"],
       ["pending", "running"],
       ["running", "unknown"],
       ["unknown", "running"],
@@ -69,8 +74,8 @@ describe("audit history", () => {
     expect([...indexes].sort((a, b) => a - b)).toEqual(indexes);
 
     const nodeHistory = await historyOf(`/v1/node/${node.id}/history`);
+    expect(nodeHistory[0]).toMatchObject({ Field: "(created)", To: { Status: "initializing" } });
     expect(nodeHistory.filter((h) => h.Field === "Status").map((h) => h.To)).toEqual([
-      "initializing",
       "ready",
       "disconnected",
       "initializing",

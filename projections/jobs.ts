@@ -1,0 +1,370 @@
+import type { ApplyContext, Change, Projection } from "../src/store/projection.ts";
+import { Table } from "../src/store/table.ts";
+import { type ClientStatus, isTerminalAlloc } from "../streams/allocs.ts";
+import { isTerminalEvalStatus } from "../streams/evals.ts";
+import type { Envelope } from "../streams/event-schema.ts";
+import type { JobDeregistered, JobEvent, JobRegistered, JobSpec } from "../streams/jobs.ts";
+import type { AllocRow } from "./allocs.ts";
+import { type EvaluationRow, jobKey } from "./evals.ts";
+import type { NamespaceRow } from "./namespaces.ts";
+
+export type JobStatus = "pending" | "running" | "dead";
+
+/** Nomad's Job as the API shows it: the spec plus what the server decided. */
+export type JobRow = JobSpec & {
+  readonly Status: JobStatus;
+  readonly StatusDescription: string;
+  readonly Stable: boolean;
+  readonly Version: number;
+  /** Unix nanoseconds. */
+  readonly SubmitTime: number;
+  readonly CreateIndex: number;
+  readonly ModifyIndex: number;
+  readonly JobModifyIndex: number;
+};
+
+/** Nomad's TaskGroupSummary. */
+export interface TaskGroupSummary {
+  readonly Queued: number;
+  readonly Complete: number;
+  readonly Failed: number;
+  readonly Running: number;
+  readonly Starting: number;
+  readonly Lost: number;
+  readonly Unknown: number;
+}
+
+/**
+ * What the job's status is computed from (Nomad's getJobStatus reads the
+ * allocation and evaluation tables; counting as they change keeps that O(1)).
+ * Not part of Nomad's JobSummary: the API leaves it out.
+ */
+export interface JobActivity {
+  readonly LiveAllocs: number;
+  readonly Allocs: number;
+  readonly LiveEvals: number;
+  readonly Evals: number;
+}
+
+export interface JobSummaryRow {
+  readonly JobID: string;
+  readonly Namespace: string;
+  readonly Summary: Readonly<Record<string, TaskGroupSummary>>;
+  readonly Children: { readonly Pending: number; readonly Running: number; readonly Dead: number };
+  readonly Activity: JobActivity;
+  readonly CreateIndex: number;
+  readonly ModifyIndex: number;
+}
+
+const EMPTY_GROUP: TaskGroupSummary = {
+  Queued: 0,
+  Complete: 0,
+  Failed: 0,
+  Running: 0,
+  Starting: 0,
+  Lost: 0,
+  Unknown: 0,
+};
+
+const BUCKET: Readonly<Record<ClientStatus, keyof TaskGroupSummary>> = {
+  pending: "Starting",
+  running: "Running",
+  complete: "Complete",
+  failed: "Failed",
+  lost: "Lost",
+  unknown: "Unknown",
+};
+
+export const versionKey = (namespace: string, jobID: string, version: number) =>
+  `${jobKey(namespace, jobID)}\u0000${String(version).padStart(10, "0")}`;
+
+/** Nomad's "nonexistent namespace" refusal. */
+export const nonexistentNamespace = (namespace: string) => `nonexistent namespace "${namespace}"`;
+
+export interface JobsProjectionDeps {
+  readonly namespaces: Table<NamespaceRow>;
+}
+
+/**
+ * Jobs, every version of each (kept after a purge: history is the product),
+ * and Nomad's job summaries. The summaries and the job status follow the
+ * allocation and evaluation tables by observing their changes, as Nomad's
+ * state store updates them in the same transaction.
+ */
+export function jobsProjection(deps: JobsProjectionDeps) {
+  const jobs = new Table<JobRow>({
+    name: "jobs",
+    key: (j) => jobKey(j.Namespace, j.ID),
+    indexes: { namespace: (j) => j.Namespace, type: (j) => j.Type },
+  });
+  const versions = new Table<JobRow>({
+    name: "job_versions",
+    key: (j) => versionKey(j.Namespace, j.ID, j.Version),
+    indexes: { job: (j) => jobKey(j.Namespace, j.ID) },
+  });
+  const summaries = new Table<JobSummaryRow>({
+    name: "job_summary",
+    key: (s) => jobKey(s.Namespace, s.JobID),
+  });
+  // Allocations and evaluations are read through the changes observed and,
+  // when a job is (re)created, counted from their tables.
+  let allocsByJob: ((key: string) => readonly AllocRow[]) | undefined;
+  let evalsByJob: ((key: string) => readonly EvaluationRow[]) | undefined;
+
+  const latestVersion = (key: string): number | undefined => {
+    let last: number | undefined;
+    for (const v of versions.withPrefix(`${key}\u0000`)) last = v.Version;
+    return last;
+  };
+
+  const register = (ctx: ApplyContext, event: Envelope, data: JobRegistered) => {
+    const spec = data.Job;
+    const key = jobKey(spec.Namespace, spec.ID);
+    if (!deps.namespaces.has(spec.Namespace)) return ctx.reject(400, nonexistentNamespace(spec.Namespace));
+    const existing = jobs.get(key);
+    if (data.EnforceIndex) {
+      const refusal = enforceIndexRefusal(data.JobModifyIndex, existing);
+      if (refusal) return ctx.reject(409, refusal);
+    }
+    const previous = existing?.Version ?? latestVersion(key);
+    const version = previous === undefined ? 0 : previous + 1;
+    let summary = summaries.get(key) ?? freshSummary(spec, ctx.index);
+    summary = withGroups(summary, spec);
+    if (data.Eval) summary = withActivity(summary, { LiveEvals: 1, Evals: 1 });
+    const row: JobRow = {
+      ...spec,
+      Status: jobStatus(spec, summary.Activity),
+      StatusDescription: "",
+      Stable: false,
+      Version: version,
+      SubmitTime: event.at * 1e6,
+      CreateIndex: existing?.CreateIndex ?? ctx.index,
+      ModifyIndex: ctx.index,
+      JobModifyIndex: ctx.index,
+    };
+    ctx.put(jobs, row);
+    ctx.put(versions, row);
+    ctx.put(summaries, summary);
+  };
+
+  const deregister = (ctx: ApplyContext, event: Envelope, data: JobDeregistered) => {
+    const key = jobKey(data.Namespace, data.JobID);
+    const existing = jobs.get(key);
+    if (!existing) return ctx.reject(404, "job not found");
+    if (data.Purge) {
+      ctx.delete(jobs, key);
+      ctx.delete(summaries, key);
+      return;
+    }
+    let summary = summaries.get(key) ?? freshSummary(existing, ctx.index);
+    if (data.Eval) summary = withActivity(summary, { LiveEvals: 1, Evals: 1 });
+    const row: JobRow = {
+      ...existing,
+      Stop: true,
+      Status: jobStatus({ ...existing, Stop: true }, summary.Activity),
+      Stable: false,
+      Version: existing.Version + 1,
+      SubmitTime: event.at * 1e6,
+      ModifyIndex: ctx.index,
+      JobModifyIndex: ctx.index,
+    };
+    ctx.put(jobs, row);
+    ctx.put(versions, row);
+    ctx.put(summaries, summary);
+  };
+
+  /** A summary for a job seen for the first time (or again after a purge), counting what already exists. */
+  function freshSummary(spec: Pick<JobSpec, "ID" | "Namespace">, index: number): JobSummaryRow {
+    const key = jobKey(spec.Namespace, spec.ID);
+    let LiveAllocs = 0;
+    let Allocs = 0;
+    for (const a of allocsByJob?.(key) ?? []) {
+      Allocs++;
+      if (!isTerminalAlloc(a)) LiveAllocs++;
+    }
+    let LiveEvals = 0;
+    let Evals = 0;
+    for (const e of evalsByJob?.(key) ?? []) {
+      Evals++;
+      if (!isTerminalEvalStatus(e.Status)) LiveEvals++;
+    }
+    return {
+      JobID: spec.ID,
+      Namespace: spec.Namespace,
+      Summary: {},
+      Children: { Pending: 0, Running: 0, Dead: 0 },
+      Activity: { LiveAllocs, Allocs, LiveEvals, Evals },
+      CreateIndex: index,
+      ModifyIndex: index,
+    };
+  }
+
+  /** Folds one allocation or evaluation change into its job's summary and status. */
+  const observe = (ctx: ApplyContext, change: Change) => {
+    const row = (change.after ?? change.before) as AllocRow | EvaluationRow;
+    const key = jobKey(row.Namespace, row.JobID);
+    const summary = summaries.get(key);
+    if (!summary) return;
+    const next =
+      change.table === "allocs"
+        ? allocChanged(
+            summary,
+            change.before as AllocRow | undefined,
+            change.after as AllocRow | undefined,
+            ctx.index,
+          )
+        : evalChanged(
+            summary,
+            change.before as EvaluationRow | undefined,
+            change.after as EvaluationRow | undefined,
+            ctx.index,
+          );
+    if (next === summary) return;
+    ctx.put(summaries, next);
+    const job = jobs.get(key);
+    if (!job) return;
+    const status = jobStatus(job, next.Activity);
+    if (status !== job.Status) ctx.put(jobs, { ...job, Status: status, ModifyIndex: ctx.index });
+  };
+
+  const projection: Projection = {
+    name: "jobs",
+    version: 1,
+    tables: [jobs, versions, summaries],
+    reads: ["namespaces"],
+    handles: new Set(["JobRegistered", "JobDeregistered"]),
+    observes: new Set(["allocs", "evals"]),
+    evolve(ctx, event) {
+      const e = event as JobEvent;
+      switch (e.type) {
+        case "JobRegistered":
+          return register(ctx, e, e.data);
+        case "JobDeregistered":
+          return deregister(ctx, e, e.data);
+      }
+    },
+    observe,
+  };
+
+  return {
+    projection,
+    jobs,
+    versions,
+    summaries,
+    /** Gives the projection the tables it counts from when a job is first seen (they are built after it). */
+    bind(allocs: Table<AllocRow>, evals: Table<EvaluationRow>) {
+      allocsByJob = (key) => allocs.by("job", key);
+      evalsByJob = (key) => evals.by("job", key);
+    },
+  };
+}
+
+/** Nomad's Job.Register EnforceIndex check; undefined when the write may go ahead. */
+export function enforceIndexRefusal(
+  jobModifyIndex: number,
+  existing: JobRow | undefined,
+): string | undefined {
+  const prefix = "Enforcing job modify index";
+  if (existing) {
+    if (jobModifyIndex === 0) return `${prefix} 0: job already exists`;
+    if (jobModifyIndex !== existing.JobModifyIndex) {
+      return `${prefix} ${jobModifyIndex}: job exists with conflicting job modify index: ${existing.JobModifyIndex}`;
+    }
+    return undefined;
+  }
+  return jobModifyIndex !== 0 ? `${prefix} ${jobModifyIndex}: job does not exist` : undefined;
+}
+
+/** Nomad's getJobStatus, from the counts instead of a scan. */
+export function jobStatus(
+  job: Pick<JobSpec, "Type" | "Stop" | "Periodic" | "ParameterizedJob">,
+  a: JobActivity,
+): JobStatus {
+  if (job.Type === "system" || job.Periodic || job.ParameterizedJob) return job.Stop ? "dead" : "running";
+  if (a.LiveAllocs > 0) return "running";
+  if (a.LiveEvals > 0) return "pending";
+  if (a.Allocs > 0 || a.Evals > 0) return "dead";
+  return "pending";
+}
+
+function withGroups(summary: JobSummaryRow, spec: JobSpec): JobSummaryRow {
+  const missing = spec.TaskGroups.filter((tg) => summary.Summary[tg.Name] === undefined);
+  if (missing.length === 0) return summary;
+  const groups: Record<string, TaskGroupSummary> = { ...summary.Summary };
+  for (const tg of missing) groups[tg.Name] = EMPTY_GROUP;
+  return { ...summary, Summary: groups };
+}
+
+function withActivity(summary: JobSummaryRow, delta: Partial<JobActivity>): JobSummaryRow {
+  const a = summary.Activity;
+  return {
+    ...summary,
+    Activity: {
+      LiveAllocs: Math.max(0, a.LiveAllocs + (delta.LiveAllocs ?? 0)),
+      Allocs: Math.max(0, a.Allocs + (delta.Allocs ?? 0)),
+      LiveEvals: Math.max(0, a.LiveEvals + (delta.LiveEvals ?? 0)),
+      Evals: Math.max(0, a.Evals + (delta.Evals ?? 0)),
+    },
+  };
+}
+
+/** Nomad's updateSummaryWithAlloc, plus the activity counts. */
+function allocChanged(
+  summary: JobSummaryRow,
+  before: AllocRow | undefined,
+  after: AllocRow | undefined,
+  index: number,
+): JobSummaryRow {
+  const live = (a: AllocRow | undefined) => (a && !isTerminalAlloc(a) ? 1 : 0);
+  const exists = (a: AllocRow | undefined) => (a ? 1 : 0);
+  const dLive = live(after) - live(before);
+  const dAll = exists(after) - exists(before);
+  let next = dLive !== 0 || dAll !== 0 ? withActivity(summary, { LiveAllocs: dLive, Allocs: dAll }) : summary;
+  if (!after) return next;
+  const group = next.Summary[after.TaskGroup];
+  if (!group) return next;
+  let updated: TaskGroupSummary | undefined;
+  if (!before) {
+    if (after.ClientStatus === "pending") {
+      updated = { ...group, Starting: group.Starting + 1, Queued: Math.max(0, group.Queued - 1) };
+    }
+  } else if (before.ClientStatus !== after.ClientStatus) {
+    const inc = BUCKET[after.ClientStatus];
+    const dec = BUCKET[before.ClientStatus];
+    const g: Record<keyof TaskGroupSummary, number> = { ...group };
+    g[inc] += 1;
+    if (g[dec] > 0) g[dec] -= 1;
+    updated = g;
+  }
+  if (updated) {
+    next = { ...next, Summary: { ...next.Summary, [after.TaskGroup]: updated }, ModifyIndex: index };
+  }
+  return next;
+}
+
+/** Nomad's nestedUpsertEval summary part (Queued from QueuedAllocations), plus the activity counts. */
+function evalChanged(
+  summary: JobSummaryRow,
+  before: EvaluationRow | undefined,
+  after: EvaluationRow | undefined,
+  index: number,
+): JobSummaryRow {
+  const live = (e: EvaluationRow | undefined) => (e && !isTerminalEvalStatus(e.Status) ? 1 : 0);
+  const exists = (e: EvaluationRow | undefined) => (e ? 1 : 0);
+  const dLive = live(after) - live(before);
+  const dAll = exists(after) - exists(before);
+  let next = dLive !== 0 || dAll !== 0 ? withActivity(summary, { LiveEvals: dLive, Evals: dAll }) : summary;
+  const queued = after?.QueuedAllocations;
+  if (!queued) return next;
+  let groups: Record<string, TaskGroupSummary> | undefined;
+  for (const [tg, n] of Object.entries(queued)) {
+    const group = next.Summary[tg];
+    if (!group || group.Queued === n) continue;
+    groups ??= { ...next.Summary };
+    groups[tg] = { ...group, Queued: n };
+  }
+  if (groups) next = { ...next, Summary: groups, ModifyIndex: index };
+  return next;
+}
+
+export type JobsProjection = ReturnType<typeof jobsProjection>;

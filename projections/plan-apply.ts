@@ -1,0 +1,454 @@
+import type { ApplyContext } from "../src/store/projection.ts";
+import type { Table } from "../src/store/table.ts";
+import {
+  ALLOC_STATE_FIELD_CLIENT_STATUS,
+  ALLOC_UNKNOWN,
+  type AllocationSpec,
+  type AllocDeploymentStatus,
+  type AllocJob,
+  type AllocPlacement,
+  type AllocState,
+  type AllocsPlanApplied,
+  isServerTerminal,
+  isTerminalAlloc,
+  needsToReconnect,
+} from "../streams/allocs.ts";
+import type { TaskGroupSpec } from "../streams/jobs.ts";
+import type { AllocRow } from "./allocs.ts";
+import { goTime } from "./go-time.ts";
+import type { JobRow } from "./jobs.ts";
+import { versionKey } from "./jobs.ts";
+import type { NodeRow } from "./nodes.ts";
+import {
+  addUsage,
+  allocUsage,
+  exhaustedDimension,
+  groupAllocation,
+  nodeCapacity,
+  type Usage,
+} from "./resources.ts";
+
+/** One node's part of a plan that apply refused, and why. */
+export interface RefusedNode {
+  readonly NodeID: string;
+  readonly Reason: string;
+  /** The allocations placed, updated or stopped on it that were not applied. */
+  readonly AllocIDs: readonly string[];
+}
+
+/** The second check's verdict on a plan, kept so the worker (and an auditor) can see what did not apply. */
+export interface PlanRefusalRow {
+  readonly ID: string;
+  readonly EvalID: string;
+  readonly Nodes: readonly RefusedNode[];
+  /** Entries refused on their own (an ID already taken, an allocation no longer current). */
+  readonly Allocs: readonly { readonly ID: string; readonly Reason: string }[];
+  readonly CreateIndex: number;
+  readonly ModifyIndex: number;
+}
+
+export interface PlanTables {
+  readonly allocs: Table<AllocRow>;
+  readonly nodes: Table<NodeRow>;
+  readonly refusals: Table<PlanRefusalRow>;
+  readonly versions?: Table<JobRow>;
+}
+
+/** The key refusals of a plan record are kept under. */
+export const planRefusalKey = (plan: Pick<AllocsPlanApplied, "PlanID">, index: number) =>
+  plan.PlanID || `index-${index}`;
+
+interface NodePart {
+  placed: AllocationSpec[];
+  placements: AllocPlacement[];
+  updated: AllocationSpec[];
+  inPlace: AllocRow[];
+  stopped: string[];
+  preempted: string[];
+  disconnected: { row: AllocRow; followup: string }[];
+  reconnected: AllocRow[];
+}
+
+const emptyPart = (): NodePart => ({
+  placed: [],
+  placements: [],
+  updated: [],
+  inPlace: [],
+  stopped: [],
+  preempted: [],
+  disconnected: [],
+  reconnected: [],
+});
+
+/**
+ * Applies a plan result (Nomad's plan applier check plus UpsertPlanResults).
+ * The whole-plan preconditions of the full-spec fields refuse the record.
+ * Then each node's part is checked again against the tables as they are now
+ * (node ready for new placements, everything it would run still fits, the
+ * updated allocations still current): a part that no longer holds is refused
+ * and recorded, the others apply. Pure and deterministic: the order is the
+ * record's.
+ */
+export function applyPlan(ctx: ApplyContext, t: PlanTables, plan: AllocsPlanApplied, at: number): void {
+  const { allocs, nodes } = t;
+  // Whole-plan preconditions of the full-spec fields, before any change.
+  for (const a of plan.Placed) {
+    if (allocs.has(a.ID)) return ctx.reject(409, `allocation ${a.ID} already exists`);
+    if (a.Job === null) return ctx.reject(400, `attempting to upsert allocation "${a.ID}" without a job`);
+    const node = nodes.get(a.NodeID);
+    if (!node) return ctx.reject(409, `node ${a.NodeID} not found: allocation ${a.ID} cannot be placed`);
+    if (node.Status !== "ready" || node.DrainStrategy !== null) {
+      return ctx.reject(409, `node ${a.NodeID} is not ready for placements (status ${node.Status})`);
+    }
+  }
+  for (const a of plan.Updated) {
+    if (!allocs.has(a.ID)) return ctx.reject(404, `allocation ${a.ID} not found: cannot update it in place`);
+  }
+  for (const d of [...plan.Stopped, ...plan.Preempted]) {
+    if (!allocs.has(d.ID)) return ctx.reject(404, `alloc ${d.ID} doesn't exist`);
+  }
+  const compact = (plan.Placements?.length ?? 0) + (plan.InPlace?.length ?? 0);
+  let job: JobRow | undefined;
+  if (compact > 0) {
+    const ref = plan.Job;
+    job = ref && t.versions ? t.versions.get(versionKey(ref.Namespace, ref.ID, ref.Version)) : undefined;
+    if (!job) {
+      return ctx.reject(
+        400,
+        `plan refers to job version ${ref ? `${ref.Namespace}/${ref.ID}@${ref.Version}` : "(none)"}, which does not exist`,
+      );
+    }
+  }
+
+  // Group every entry by the node it changes.
+  const parts = new Map<string, NodePart>();
+  const part = (nodeID: string) => {
+    let p = parts.get(nodeID);
+    if (!p) {
+      p = emptyPart();
+      parts.set(nodeID, p);
+    }
+    return p;
+  };
+  const refusedAllocs: { ID: string; Reason: string }[] = [];
+  const current = (id: string): AllocRow | undefined => {
+    const a = allocs.get(id);
+    if (!a || isServerTerminal(a)) {
+      refusedAllocs.push({ ID: id, Reason: a ? "allocation was stopped" : "allocation no longer exists" });
+      return undefined;
+    }
+    return a;
+  };
+  const taken = new Set<string>();
+  for (const a of plan.Placed) part(a.NodeID).placed.push(a);
+  for (const p of plan.Placements ?? []) {
+    if (allocs.has(p.ID) || taken.has(p.ID)) {
+      refusedAllocs.push({ ID: p.ID, Reason: "allocation ID already exists" });
+      continue;
+    }
+    taken.add(p.ID);
+    part(p.NodeID).placements.push(p);
+  }
+  for (const a of plan.Updated) part(allocs.get(a.ID)!.NodeID).updated.push(a);
+  for (const id of plan.InPlace ?? []) {
+    const a = current(id);
+    if (a) part(a.NodeID).inPlace.push(a);
+  }
+  for (const d of plan.Stopped) part(allocs.get(d.ID)!.NodeID).stopped.push(d.ID);
+  for (const d of plan.Preempted) part(allocs.get(d.ID)!.NodeID).preempted.push(d.ID);
+  for (const d of plan.Disconnected ?? []) {
+    const a = current(d.ID);
+    if (a) part(a.NodeID).disconnected.push({ row: a, followup: d.FollowupEvalID });
+  }
+  for (const id of plan.Reconnected ?? []) {
+    const a = current(id);
+    if (a) part(a.NodeID).reconnected.push(a);
+  }
+
+  // The second check, node by node.
+  const refusedNodes: RefusedNode[] = [];
+  const accepted: NodePart[] = [];
+  for (const [nodeID, p] of parts) {
+    const reason = checkNode(t, nodeID, p, job);
+    if (reason === undefined) accepted.push(p);
+    else refusedNodes.push({ NodeID: nodeID, Reason: reason, AllocIDs: idsOf(p) });
+  }
+
+  const stops = new Map(plan.Stopped.map((d) => [d.ID, d]));
+  const preempts = new Map(plan.Preempted.map((d) => [d.ID, d]));
+  const nowNs = at * 1e6;
+  for (const p of accepted) {
+    for (const id of p.stopped) {
+      const d = stops.get(id)!;
+      const stored = allocs.get(id)!;
+      ctx.put(allocs, {
+        ...stored,
+        DesiredStatus: "stop",
+        DesiredDescription: d.DesiredDescription,
+        ClientStatus: d.ClientStatus || stored.ClientStatus,
+        AllocStates:
+          d.ClientStatus === "lost" ? withState(stored.AllocStates, "lost", at) : stored.AllocStates,
+        FollowupEvalID: d.FollowupEvalID || stored.FollowupEvalID,
+        ModifyTime: d.ModifyTime,
+        ModifyIndex: ctx.index,
+        AllocModifyIndex: ctx.index,
+      });
+    }
+    for (const id of p.preempted) {
+      const d = preempts.get(id)!;
+      const stored = allocs.get(id)!;
+      ctx.put(allocs, {
+        ...stored,
+        DesiredStatus: "evict",
+        DesiredDescription: `Preempted by alloc ID ${d.PreemptedByAllocation}`,
+        PreemptedByAllocation: d.PreemptedByAllocation,
+        ModifyTime: d.ModifyTime,
+        ModifyIndex: ctx.index,
+        AllocModifyIndex: ctx.index,
+      });
+    }
+    for (const spec of p.updated) {
+      const stored = allocs.get(spec.ID)!;
+      const serverSetsClient = spec.ClientStatus === "lost" || spec.ClientStatus === "unknown";
+      ctx.put(allocs, {
+        ...spec,
+        Job: spec.Job ?? stored.Job,
+        // The client owns its task states and, unless the server gives the
+        // allocation up, its status.
+        TaskStates: stored.TaskStates,
+        ClientStatus: serverSetsClient ? spec.ClientStatus : stored.ClientStatus,
+        ClientDescription: serverSetsClient ? spec.ClientDescription : stored.ClientDescription,
+        CreateIndex: stored.CreateIndex,
+        ModifyIndex: ctx.index,
+        AllocModifyIndex: ctx.index,
+      });
+      linkPrevious(ctx, allocs, spec);
+    }
+    for (const { ID } of p.inPlace) {
+      const stored = allocs.get(ID)!;
+      const tg = groupOf(job!, stored.TaskGroup);
+      const resources = tg ? groupAllocation(tg) : undefined;
+      const deploymentID = plan.DeploymentID ?? "";
+      ctx.put(allocs, {
+        ...stored,
+        Job: job as AllocJob,
+        AllocatedResources: resources?.AllocatedResources ?? stored.AllocatedResources,
+        TaskResources: resources?.TaskResources ?? stored.TaskResources,
+        SharedResources: resources?.SharedResources ?? stored.SharedResources,
+        DesiredDescription: "",
+        EvalID: plan.EvalID,
+        DeploymentID: deploymentID,
+        DeploymentStatus: deploymentID === stored.DeploymentID ? stored.DeploymentStatus : null,
+        ModifyTime: nowNs,
+        ModifyIndex: ctx.index,
+        AllocModifyIndex: ctx.index,
+      });
+    }
+    for (const spec of p.placed) {
+      ctx.put(allocs, {
+        ...spec,
+        DeploymentStatus: stampDeployment(spec.DeploymentStatus, ctx.index),
+        CreateIndex: ctx.index,
+        ModifyIndex: ctx.index,
+        AllocModifyIndex: ctx.index,
+      });
+      linkPrevious(ctx, allocs, spec);
+    }
+    for (const placement of p.placements) {
+      const row = placedRow(placement, plan, job!, nodes.get(placement.NodeID)!, nowNs, ctx.index);
+      ctx.put(allocs, row);
+      linkPrevious(ctx, allocs, row);
+    }
+    for (const { row, followup } of p.disconnected) {
+      const stored = allocs.get(row.ID)!;
+      const already = stored.ClientStatus === "unknown";
+      ctx.put(allocs, {
+        ...stored,
+        ClientStatus: "unknown",
+        ClientDescription: ALLOC_UNKNOWN,
+        // The heartbeat path may have recorded the disconnect already: one entry per disconnect.
+        AllocStates: already ? stored.AllocStates : withState(stored.AllocStates, "unknown", at),
+        FollowupEvalID: followup || stored.FollowupEvalID,
+        ModifyTime: nowNs,
+        ModifyIndex: ctx.index,
+        AllocModifyIndex: ctx.index,
+      });
+    }
+    for (const row of p.reconnected) {
+      const stored = allocs.get(row.ID)!;
+      // Exactly one reconnect entry per disconnect, whoever records it first.
+      if (!needsToReconnect(stored) || stored.ClientStatus === "unknown") continue;
+      ctx.put(allocs, {
+        ...stored,
+        AllocStates: withState(stored.AllocStates, stored.ClientStatus, at),
+        ModifyTime: nowNs,
+        ModifyIndex: ctx.index,
+        AllocModifyIndex: ctx.index,
+      });
+    }
+  }
+  // Attribute updates change no resources: they apply wherever the allocation is.
+  for (const f of plan.Followups ?? []) {
+    const stored = allocs.get(f.ID);
+    if (!stored) continue;
+    ctx.put(allocs, {
+      ...stored,
+      FollowupEvalID: f.FollowupEvalID,
+      ModifyIndex: ctx.index,
+      AllocModifyIndex: ctx.index,
+    });
+  }
+  if (refusedNodes.length > 0 || refusedAllocs.length > 0) {
+    ctx.put(t.refusals, {
+      ID: planRefusalKey(plan, ctx.index),
+      EvalID: plan.EvalID,
+      Nodes: refusedNodes,
+      Allocs: refusedAllocs,
+      CreateIndex: ctx.index,
+      ModifyIndex: ctx.index,
+    });
+  }
+}
+
+/** Why a node's part cannot apply, or undefined when it can (Nomad's evaluateNodePlan). */
+function checkNode(t: PlanTables, nodeID: string, p: NodePart, job: JobRow | undefined): string | undefined {
+  const adds = p.placed.length + p.placements.length + p.updated.length + p.inPlace.length;
+  const node = t.nodes.get(nodeID);
+  if (p.disconnected.length > 0 && node?.Status !== "disconnected") {
+    return `node is ${node?.Status ?? "gone"}, not disconnected: cannot mark its allocations unknown`;
+  }
+  if (adds === 0 && p.reconnected.length === 0) return undefined;
+  if (!node) return "node does not exist";
+  const placing = p.placed.length + p.placements.length > 0;
+  if (placing && (node.Status !== "ready" || node.DrainStrategy !== null))
+    return "node is not ready for placements";
+  if (!placing && (node.Status === "down" || node.Status === "disconnected")) {
+    return `node is ${node.Status}: its allocations cannot be updated`;
+  }
+  if (adds === 0) return undefined;
+  // What the node would run: its live allocations, minus what the plan stops
+  // or replaces on it, plus what the plan puts there.
+  const leaving = new Set<string>([...p.stopped, ...p.preempted]);
+  const replaced = new Map<string, Readonly<Usage>>();
+  for (const a of p.updated) replaced.set(a.ID, allocUsage(a));
+  for (const a of p.inPlace) {
+    const tg = job ? groupOf(job, a.TaskGroup) : undefined;
+    replaced.set(a.ID, tg ? groupAllocation(tg).usage : allocUsage(a));
+  }
+  const used: Usage = { cpu: 0, memoryMB: 0, diskMB: 0 };
+  for (const a of t.allocs.by("node", nodeID)) {
+    if (isTerminalAlloc(a) || leaving.has(a.ID)) continue;
+    addUsage(used, replaced.get(a.ID) ?? allocUsage(a));
+  }
+  for (const a of p.placed) addUsage(used, allocUsage(a));
+  for (const placement of p.placements) {
+    const tg = groupOf(job!, placement.TaskGroup);
+    if (!tg) return `task group ${placement.TaskGroup} is not in the job`;
+    addUsage(used, groupAllocation(tg).usage);
+  }
+  const dimension = exhaustedDimension(nodeCapacity(node), used);
+  return dimension ? `resources exhausted: ${dimension}` : undefined;
+}
+
+function idsOf(p: NodePart): string[] {
+  return [
+    ...p.placed.map((a) => a.ID),
+    ...p.placements.map((a) => a.ID),
+    ...p.updated.map((a) => a.ID),
+    ...p.inPlace.map((a) => a.ID),
+    ...p.stopped,
+    ...p.preempted,
+    ...p.disconnected.map((d) => d.row.ID),
+    ...p.reconnected.map((a) => a.ID),
+  ];
+}
+
+function groupOf(job: JobRow, name: string): TaskGroupSpec | undefined {
+  return job.TaskGroups.find((tg) => tg.Name === name);
+}
+
+/** A compact placement made whole: Nomad's Allocation as the generic scheduler builds it. */
+function placedRow(
+  p: AllocPlacement,
+  plan: AllocsPlanApplied,
+  job: JobRow,
+  node: NodeRow,
+  nowNs: number,
+  index: number,
+): AllocRow {
+  const resources = groupAllocation(groupOf(job, p.TaskGroup)!);
+  return {
+    CreateIndex: index,
+    ModifyIndex: index,
+    AllocModifyIndex: index,
+    ID: p.ID,
+    Namespace: job.Namespace,
+    EvalID: plan.EvalID,
+    Name: p.Name,
+    NodeID: p.NodeID,
+    NodeName: node.Name,
+    JobID: job.ID,
+    Job: job as AllocJob,
+    TaskGroup: p.TaskGroup,
+    Resources: null,
+    SharedResources: resources.SharedResources,
+    TaskResources: resources.TaskResources,
+    AllocatedResources: resources.AllocatedResources,
+    Metrics: {
+      NodesEvaluated: p.NodesEvaluated ?? 0,
+      NodesFiltered: 0,
+      NodesAvailable: null,
+      ClassFiltered: null,
+      ConstraintFiltered: null,
+      NodesExhausted: 0,
+      ClassExhausted: null,
+      DimensionExhausted: null,
+      QuotaExhausted: null,
+      ResourcesExhausted: null,
+      Scores: null,
+      ScoreMetaData: p.Score === undefined ? null : [{ NodeID: p.NodeID, Scores: null, NormScore: p.Score }],
+      AllocationTime: 0,
+      CoalescedFailures: 0,
+    },
+    DesiredStatus: "run",
+    DesiredDescription: "",
+    DesiredTransition: {},
+    ClientStatus: "pending",
+    ClientDescription: "",
+    TaskStates: null,
+    AllocStates: null,
+    PreviousAllocation: p.PreviousAllocation ?? "",
+    NextAllocation: "",
+    DeploymentID: plan.DeploymentID ?? "",
+    DeploymentStatus: p.Canary
+      ? { Healthy: null, Timestamp: "0001-01-01T00:00:00Z", Canary: true, ModifyIndex: index }
+      : null,
+    RescheduleTracker: p.RescheduleTracker ?? null,
+    NetworkStatus: null,
+    FollowupEvalID: "",
+    PreemptedAllocations: null,
+    PreemptedByAllocation: "",
+    SigningKeyID: "",
+    CreateTime: nowNs,
+    ModifyTime: nowNs,
+  };
+}
+
+function linkPrevious(
+  ctx: ApplyContext,
+  allocs: Table<AllocRow>,
+  spec: Pick<AllocationSpec, "ID" | "PreviousAllocation">,
+): void {
+  if (!spec.PreviousAllocation) return;
+  const prev = allocs.get(spec.PreviousAllocation);
+  if (!prev) return;
+  ctx.put(allocs, { ...prev, NextAllocation: spec.ID, ModifyIndex: ctx.index });
+}
+
+function stampDeployment(status: AllocDeploymentStatus | null, index: number): AllocDeploymentStatus | null {
+  return status ? { ...status, ModifyIndex: index } : null;
+}
+
+export function withState(states: readonly AllocState[] | null, value: string, at: number): AllocState[] {
+  return [...(states ?? []), { Field: ALLOC_STATE_FIELD_CLIENT_STATUS, Value: value, Time: goTime(at) }];
+}

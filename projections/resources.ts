@@ -1,0 +1,153 @@
+import type { AllocationSpec } from "../streams/allocs.ts";
+import type { TaskGroupSpec } from "../streams/jobs.ts";
+import type { NodeSpec } from "../streams/nodes.ts";
+
+/**
+ * Resource arithmetic shared by the scheduler (bin-packing) and the plan
+ * apply (the second check that a node still fits): both must count alike,
+ * or the apply would refuse what the scheduler thought fits. Pure.
+ */
+export interface Usage {
+  /** MHz (Nomad's CpuShares). */
+  cpu: number;
+  memoryMB: number;
+  diskMB: number;
+}
+
+export interface Capacity {
+  readonly cpu: number;
+  readonly memoryMB: number;
+  /** Infinity when the node did not fingerprint its disk (nothing to check it against). */
+  readonly diskMB: number;
+}
+
+export type Dimension = "cpu" | "memory" | "disk";
+
+type Json = Readonly<Record<string, unknown>>;
+
+const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+const obj = (v: unknown): Json | undefined =>
+  v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Json) : undefined;
+
+const capacities = new WeakMap<object, Capacity>();
+
+/**
+ * What a node offers to allocations: its fingerprinted resources (Nomad's
+ * NodeResources, or the legacy Resources) minus what it reserves.
+ */
+export function nodeCapacity(
+  node: Pick<NodeSpec, "NodeResources" | "ReservedResources" | "Resources" | "Reserved">,
+): Capacity {
+  const cached = capacities.get(node);
+  if (cached) return cached;
+  const res = obj(node.NodeResources);
+  const legacy = obj(node.Resources);
+  const reserved = obj(node.ReservedResources);
+  const legacyReserved = obj(node.Reserved);
+  const cpu = res ? num(obj(res.Cpu)?.CpuShares) : num(legacy?.CPU);
+  const memory = res ? num(obj(res.Memory)?.MemoryMB) : num(legacy?.MemoryMB);
+  const diskObj = res ? obj(res.Disk) : undefined;
+  const disk = diskObj
+    ? num(diskObj.DiskMB)
+    : legacy && typeof legacy.DiskMB === "number"
+      ? legacy.DiskMB
+      : undefined;
+  const rCpu = reserved ? num(obj(reserved.Cpu)?.CpuShares) : num(legacyReserved?.CPU);
+  const rMem = reserved ? num(obj(reserved.Memory)?.MemoryMB) : num(legacyReserved?.MemoryMB);
+  const rDisk = reserved ? num(obj(reserved.Disk)?.DiskMB) : num(legacyReserved?.DiskMB);
+  const capacity: Capacity = {
+    cpu: cpu - rCpu,
+    memoryMB: memory - rMem,
+    diskMB: disk === undefined ? Number.POSITIVE_INFINITY : disk - rDisk,
+  };
+  capacities.set(node, capacity);
+  return capacity;
+}
+
+/** The AllocatedResources (and legacy fields) Nomad stamps on an allocation of a group. */
+export interface GroupAllocation {
+  readonly AllocatedResources: Json;
+  readonly TaskResources: Json;
+  readonly SharedResources: Json;
+  readonly usage: Readonly<Usage>;
+}
+
+const groupAllocations = new WeakMap<TaskGroupSpec, GroupAllocation>();
+
+/**
+ * The resources one allocation of `tg` takes: the sum of its tasks' CPU and
+ * memory, and its ephemeral disk. One object per task group version, shared
+ * by every allocation placed from it (rows are immutable).
+ */
+export function groupAllocation(tg: TaskGroupSpec): GroupAllocation {
+  const cached = groupAllocations.get(tg);
+  if (cached) return cached;
+  const tasks: Record<string, Json> = {};
+  const lifecycles: Record<string, Json | null> = {};
+  const legacy: Record<string, Json> = {};
+  const usage: Usage = { cpu: 0, memoryMB: 0, diskMB: num(tg.EphemeralDisk?.SizeMB) };
+  for (const task of tg.Tasks ?? []) {
+    const r = task.Resources;
+    const cpu = num(r?.CPU);
+    const memory = num(r?.MemoryMB);
+    usage.cpu += cpu;
+    usage.memoryMB += memory;
+    tasks[task.Name] = {
+      Cpu: { CpuShares: cpu, ReservedCores: null },
+      Memory: { MemoryMB: memory, MemoryMaxMB: num(r?.MemoryMaxMB) },
+      Networks: null,
+      Devices: null,
+    };
+    lifecycles[task.Name] = task.Lifecycle ?? null;
+    legacy[task.Name] = { CPU: cpu, Cores: 0, MemoryMB: memory, MemoryMaxMB: num(r?.MemoryMaxMB), DiskMB: 0 };
+  }
+  const result: GroupAllocation = {
+    AllocatedResources: {
+      Tasks: tasks,
+      TaskLifecycles: lifecycles,
+      Shared: { DiskMB: usage.diskMB, Networks: null, Ports: null },
+    },
+    TaskResources: legacy,
+    SharedResources: { DiskMB: usage.diskMB },
+    usage,
+  };
+  groupAllocations.set(tg, result);
+  return result;
+}
+
+const allocUsages = new WeakMap<object, Readonly<Usage>>();
+const NOTHING: Readonly<Usage> = { cpu: 0, memoryMB: 0, diskMB: 0 };
+
+/** What an allocation takes on its node, read from its AllocatedResources (or legacy Resources). */
+export function allocUsage(a: Pick<AllocationSpec, "AllocatedResources" | "Resources">): Readonly<Usage> {
+  const allocated = obj(a.AllocatedResources);
+  if (allocated) {
+    const cached = allocUsages.get(allocated);
+    if (cached) return cached;
+    const usage: Usage = { cpu: 0, memoryMB: 0, diskMB: num(obj(allocated.Shared)?.DiskMB) };
+    for (const task of Object.values(obj(allocated.Tasks) ?? {})) {
+      const t = obj(task);
+      usage.cpu += num(obj(t?.Cpu)?.CpuShares);
+      usage.memoryMB += num(obj(t?.Memory)?.MemoryMB);
+    }
+    allocUsages.set(allocated, usage);
+    return usage;
+  }
+  const legacy = obj(a.Resources);
+  if (!legacy) return NOTHING;
+  return { cpu: num(legacy.CPU), memoryMB: num(legacy.MemoryMB), diskMB: num(legacy.DiskMB) };
+}
+
+export function addUsage(into: Usage, u: Readonly<Usage>, sign = 1): void {
+  into.cpu += sign * u.cpu;
+  into.memoryMB += sign * u.memoryMB;
+  into.diskMB += sign * u.diskMB;
+}
+
+/** The first dimension in which `used` exceeds `capacity` (Nomad's AllocsFit order), or undefined when it fits. */
+export function exhaustedDimension(capacity: Capacity, used: Readonly<Usage>): Dimension | undefined {
+  if (used.cpu > capacity.cpu) return "cpu";
+  if (used.memoryMB > capacity.memoryMB) return "memory";
+  if (used.diskMB > capacity.diskMB) return "disk";
+  return undefined;
+}

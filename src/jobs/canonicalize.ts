@@ -1,0 +1,382 @@
+import type {
+  Constraint,
+  EphemeralDisk,
+  JobReschedulePolicy,
+  JobSpec,
+  JobType,
+  MigrateStrategy,
+  RestartPolicy,
+  TaskGroupSpec,
+  TaskResources,
+  TaskSpec,
+  UpdateStrategy,
+} from "../../streams/jobs.ts";
+
+/**
+ * Nomad's job defaults: the api package's Canonicalize (what `nomad job run`
+ * sends) followed by the server's (structs.Job.Canonicalize and the
+ * admission hooks), applied to a job as JSON. Fields the control plane does
+ * not read are carried as sent (Nomad's decoder ignores unknown keys too);
+ * a known field of the wrong type is an error naming it.
+ */
+
+const SECOND = 1e9;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+
+export const JOB_DEFAULT_PRIORITY = 50;
+
+/** Nomad's DefaultUpdateStrategy. */
+export const DEFAULT_UPDATE_STRATEGY: UpdateStrategy = {
+  Stagger: 30 * SECOND,
+  MaxParallel: 1,
+  HealthCheck: "checks",
+  MinHealthyTime: 10 * SECOND,
+  HealthyDeadline: 5 * MINUTE,
+  ProgressDeadline: 10 * MINUTE,
+  AutoRevert: false,
+  AutoPromote: false,
+  Canary: 0,
+};
+
+/** Nomad's DefaultMigrateStrategy. */
+export const DEFAULT_MIGRATE_STRATEGY: MigrateStrategy = {
+  MaxParallel: 1,
+  HealthCheck: "checks",
+  MinHealthyTime: 10 * SECOND,
+  HealthyDeadline: 5 * MINUTE,
+};
+
+/** Nomad's default restart policies: service and system jobs, then batch and sysbatch. */
+const SERVICE_RESTART: RestartPolicy = {
+  Attempts: 2,
+  Interval: 30 * MINUTE,
+  Delay: 15 * SECOND,
+  Mode: "fail",
+};
+const BATCH_RESTART: RestartPolicy = { Attempts: 3, Interval: 24 * HOUR, Delay: 15 * SECOND, Mode: "fail" };
+
+/** Nomad's NewDefaultReschedulePolicy, per job type (system jobs get none). */
+export function defaultReschedulePolicy(type: JobType): JobReschedulePolicy | null {
+  switch (type) {
+    case "service":
+      return {
+        Attempts: 0,
+        Interval: 0,
+        Delay: 30 * SECOND,
+        DelayFunction: "exponential",
+        MaxDelay: HOUR,
+        Unlimited: true,
+      };
+    case "batch":
+      return {
+        Attempts: 1,
+        Interval: 24 * HOUR,
+        Delay: 5 * SECOND,
+        DelayFunction: "constant",
+        MaxDelay: 0,
+        Unlimited: false,
+      };
+    case "system":
+      return null;
+    default:
+      return { Attempts: 0, Interval: 0, Delay: 0, DelayFunction: "", MaxDelay: 0, Unlimited: false };
+  }
+}
+
+const DEFAULT_EPHEMERAL_DISK: EphemeralDisk = { Sticky: false, SizeMB: 300, Migrate: false };
+
+type Json = Record<string, unknown>;
+
+/** A job body that is not shaped like a job: a 400 naming the field. */
+export class JobShapeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "JobShapeError";
+  }
+}
+
+/** Reads typed fields out of JSON, collecting the type errors with the path of each. */
+class Reader {
+  readonly errors: string[] = [];
+
+  object(v: unknown, path: string): Json | undefined {
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== "object" || Array.isArray(v)) return this.fail(path, "an object", v);
+    return v as Json;
+  }
+  array(v: unknown, path: string): unknown[] | undefined {
+    if (v === undefined || v === null) return undefined;
+    if (!Array.isArray(v)) return this.fail(path, "an array", v);
+    return v;
+  }
+  string(v: unknown, path: string): string | undefined {
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== "string") return this.fail(path, "a string", v);
+    return v;
+  }
+  int(v: unknown, path: string): number | undefined {
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== "number" || !Number.isSafeInteger(v)) return this.fail(path, "an integer", v);
+    return v;
+  }
+  bool(v: unknown, path: string): boolean | undefined {
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== "boolean") return this.fail(path, "a boolean", v);
+    return v;
+  }
+  stringMap(v: unknown, path: string): Record<string, string> | undefined {
+    const o = this.object(v, path);
+    if (!o) return undefined;
+    for (const [k, x] of Object.entries(o)) this.string(x, `${path}.${k}`);
+    return o as Record<string, string>;
+  }
+
+  private fail(path: string, expected: string, v: unknown): undefined {
+    const got = Array.isArray(v) ? "an array" : v === null ? "null" : typeof v;
+    this.errors.push(`${path} must be ${expected}, not ${got}`);
+    return undefined;
+  }
+}
+
+/**
+ * The job with every default Nomad fills in, or a JobShapeError. `Priority`
+ * 0 becomes the default; Datacenters empty becomes `["*"]`.
+ */
+export function canonicalizeJob(input: unknown): JobSpec {
+  const r = new Reader();
+  const job = r.object(input, "Job");
+  if (!job) throw new JobShapeError("Job must be an object");
+  const id = r.string(job.ID, "Job.ID") ?? "";
+  const type = (r.string(job.Type, "Job.Type") || "service") as JobType;
+  const update = r.object(job.Update, "Job.Update");
+  const jobUpdate = update
+    ? updateStrategy(r, update, "Job.Update", DEFAULT_UPDATE_STRATEGY)
+    : type === "service"
+      ? DEFAULT_UPDATE_STRATEGY
+      : null;
+  const jobReschedule = r.object(job.Reschedule, "Job.Reschedule");
+  const jobMigrate = r.object(job.Migrate, "Job.Migrate");
+  const groups = r.array(job.TaskGroups, "Job.TaskGroups") ?? [];
+  const datacenters = (r.array(job.Datacenters, "Job.Datacenters") ?? []).map(
+    (d, i) => r.string(d, `Job.Datacenters[${i}]`) ?? "",
+  );
+  const meta = r.stringMap(job.Meta, "Job.Meta");
+  const spec: JobSpec = {
+    ...job,
+    ID: id,
+    Name: r.string(job.Name, "Job.Name") || id,
+    Namespace: r.string(job.Namespace, "Job.Namespace") || "default",
+    Region: r.string(job.Region, "Job.Region") || "global",
+    Type: type,
+    Priority: r.int(job.Priority, "Job.Priority") || JOB_DEFAULT_PRIORITY,
+    AllAtOnce: r.bool(job.AllAtOnce, "Job.AllAtOnce") ?? false,
+    Datacenters: datacenters.length > 0 ? datacenters : ["*"],
+    Constraints: constraints(r, job.Constraints, "Job.Constraints"),
+    TaskGroups: groups.map((g, i) =>
+      taskGroup(
+        r,
+        r.object(g, `Job.TaskGroups[${i}]`) ?? {},
+        `Job.TaskGroups[${i}]`,
+        type,
+        jobUpdate,
+        jobReschedule,
+        jobMigrate,
+      ),
+    ),
+    Update: jobUpdate,
+    Periodic: r.object(job.Periodic, "Job.Periodic") ?? null,
+    ParameterizedJob: r.object(job.ParameterizedJob, "Job.ParameterizedJob") ?? null,
+    Meta: meta && Object.keys(meta).length > 0 ? meta : null,
+    Stop: r.bool(job.Stop, "Job.Stop") ?? false,
+    ParentID: r.string(job.ParentID, "Job.ParentID") ?? "",
+  };
+  if (r.errors.length > 0) throw new JobShapeError(r.errors[0]!);
+  // What the server decides is never taken from the caller.
+  const out: Json = { ...spec };
+  for (const field of [
+    "Status",
+    "StatusDescription",
+    "Stable",
+    "Version",
+    "SubmitTime",
+    "CreateIndex",
+    "ModifyIndex",
+    "JobModifyIndex",
+    "Reschedule",
+    "Migrate",
+  ]) {
+    delete out[field];
+  }
+  return out as JobSpec;
+}
+
+function constraints(r: Reader, v: unknown, path: string): Constraint[] | null {
+  const list = r.array(v, path);
+  if (!list || list.length === 0) return null;
+  return list.map((c, i) => {
+    const o = r.object(c, `${path}[${i}]`) ?? {};
+    return {
+      LTarget: r.string(o.LTarget, `${path}[${i}].LTarget`) ?? "",
+      RTarget: r.string(o.RTarget, `${path}[${i}].RTarget`) ?? "",
+      Operand: r.string(o.Operand, `${path}[${i}].Operand`) || "=",
+    };
+  });
+}
+
+function updateStrategy(r: Reader, o: Json, path: string, base: UpdateStrategy): UpdateStrategy {
+  return {
+    Stagger: r.int(o.Stagger, `${path}.Stagger`) ?? base.Stagger,
+    MaxParallel: r.int(o.MaxParallel, `${path}.MaxParallel`) ?? base.MaxParallel,
+    HealthCheck: r.string(o.HealthCheck, `${path}.HealthCheck`) ?? base.HealthCheck,
+    MinHealthyTime: r.int(o.MinHealthyTime, `${path}.MinHealthyTime`) ?? base.MinHealthyTime,
+    HealthyDeadline: r.int(o.HealthyDeadline, `${path}.HealthyDeadline`) ?? base.HealthyDeadline,
+    ProgressDeadline: r.int(o.ProgressDeadline, `${path}.ProgressDeadline`) ?? base.ProgressDeadline,
+    AutoRevert: r.bool(o.AutoRevert, `${path}.AutoRevert`) ?? base.AutoRevert,
+    AutoPromote: r.bool(o.AutoPromote, `${path}.AutoPromote`) ?? base.AutoPromote,
+    Canary: r.int(o.Canary, `${path}.Canary`) ?? base.Canary,
+  };
+}
+
+function reschedulePolicy(r: Reader, o: Json, path: string, base: JobReschedulePolicy): JobReschedulePolicy {
+  return {
+    Attempts: r.int(o.Attempts, `${path}.Attempts`) ?? base.Attempts,
+    Interval: r.int(o.Interval, `${path}.Interval`) ?? base.Interval,
+    Delay: r.int(o.Delay, `${path}.Delay`) ?? base.Delay,
+    DelayFunction: r.string(o.DelayFunction, `${path}.DelayFunction`) ?? base.DelayFunction,
+    MaxDelay: r.int(o.MaxDelay, `${path}.MaxDelay`) ?? base.MaxDelay,
+    Unlimited: r.bool(o.Unlimited, `${path}.Unlimited`) ?? base.Unlimited,
+  };
+}
+
+function migrateStrategy(r: Reader, o: Json, path: string, base: MigrateStrategy): MigrateStrategy {
+  return {
+    MaxParallel: r.int(o.MaxParallel, `${path}.MaxParallel`) ?? base.MaxParallel,
+    HealthCheck: r.string(o.HealthCheck, `${path}.HealthCheck`) ?? base.HealthCheck,
+    MinHealthyTime: r.int(o.MinHealthyTime, `${path}.MinHealthyTime`) ?? base.MinHealthyTime,
+    HealthyDeadline: r.int(o.HealthyDeadline, `${path}.HealthyDeadline`) ?? base.HealthyDeadline,
+  };
+}
+
+function restartPolicy(r: Reader, o: Json | undefined, path: string, base: RestartPolicy): RestartPolicy {
+  if (!o) return base;
+  return {
+    Attempts: r.int(o.Attempts, `${path}.Attempts`) ?? base.Attempts,
+    Interval: r.int(o.Interval, `${path}.Interval`) ?? base.Interval,
+    Delay: r.int(o.Delay, `${path}.Delay`) ?? base.Delay,
+    Mode: r.string(o.Mode, `${path}.Mode`) ?? base.Mode,
+    ...(o.RenderTemplates !== undefined
+      ? { RenderTemplates: r.bool(o.RenderTemplates, `${path}.RenderTemplates`) ?? false }
+      : {}),
+  };
+}
+
+function taskGroup(
+  r: Reader,
+  g: Json,
+  path: string,
+  type: JobType,
+  jobUpdate: UpdateStrategy | null,
+  jobReschedule: Json | undefined,
+  jobMigrate: Json | undefined,
+): TaskGroupSpec {
+  const scaling = r.object(g.Scaling, `${path}.Scaling`);
+  const scalingMin = scaling ? r.int(scaling.Min, `${path}.Scaling.Min`) : undefined;
+  const count = r.int(g.Count, `${path}.Count`) ?? scalingMin ?? 1;
+  const ownUpdate = r.object(g.Update, `${path}.Update`);
+  let update: UpdateStrategy | null = null;
+  if (ownUpdate)
+    update = updateStrategy(r, ownUpdate, `${path}.Update`, jobUpdate ?? DEFAULT_UPDATE_STRATEGY);
+  else if (jobUpdate) update = jobUpdate;
+
+  let reschedule: JobReschedulePolicy | null = defaultReschedulePolicy(type);
+  const ownReschedule = r.object(g.ReschedulePolicy, `${path}.ReschedulePolicy`);
+  const base = reschedule ?? defaultReschedulePolicy("sysbatch")!;
+  if (jobReschedule) reschedule = reschedulePolicy(r, jobReschedule, "Job.Reschedule", base);
+  if (ownReschedule)
+    reschedule = reschedulePolicy(r, ownReschedule, `${path}.ReschedulePolicy`, reschedule ?? base);
+
+  let migrate: MigrateStrategy | null = null;
+  const ownMigrate = r.object(g.Migrate, `${path}.Migrate`);
+  if (jobMigrate) migrate = migrateStrategy(r, jobMigrate, "Job.Migrate", DEFAULT_MIGRATE_STRATEGY);
+  if (ownMigrate)
+    migrate = migrateStrategy(r, ownMigrate, `${path}.Migrate`, migrate ?? DEFAULT_MIGRATE_STRATEGY);
+  if (!migrate && type === "service") migrate = DEFAULT_MIGRATE_STRATEGY;
+
+  const restart = restartPolicy(
+    r,
+    r.object(g.RestartPolicy, `${path}.RestartPolicy`),
+    `${path}.RestartPolicy`,
+    type === "service" || type === "system" ? SERVICE_RESTART : BATCH_RESTART,
+  );
+  const disk = r.object(g.EphemeralDisk, `${path}.EphemeralDisk`);
+  const meta = r.stringMap(g.Meta, `${path}.Meta`);
+  const tasks = r.array(g.Tasks, `${path}.Tasks`) ?? [];
+  return {
+    ...g,
+    Name: r.string(g.Name, `${path}.Name`) ?? "",
+    Count: count,
+    Update: update,
+    Migrate: migrate,
+    Constraints: constraints(r, g.Constraints, `${path}.Constraints`),
+    RestartPolicy: restart,
+    ReschedulePolicy: reschedule,
+    EphemeralDisk: disk
+      ? {
+          Sticky: r.bool(disk.Sticky, `${path}.EphemeralDisk.Sticky`) ?? false,
+          SizeMB: r.int(disk.SizeMB, `${path}.EphemeralDisk.SizeMB`) ?? DEFAULT_EPHEMERAL_DISK.SizeMB,
+          Migrate: r.bool(disk.Migrate, `${path}.EphemeralDisk.Migrate`) ?? false,
+        }
+      : DEFAULT_EPHEMERAL_DISK,
+    Tasks: tasks.map((t, i) =>
+      task(r, r.object(t, `${path}.Tasks[${i}]`) ?? {}, `${path}.Tasks[${i}]`, restart),
+    ),
+    Meta: meta && Object.keys(meta).length > 0 ? meta : null,
+    MaxClientDisconnect: r.int(g.MaxClientDisconnect, `${path}.MaxClientDisconnect`) ?? null,
+    StopAfterClientDisconnect:
+      r.int(g.StopAfterClientDisconnect, `${path}.StopAfterClientDisconnect`) ?? null,
+  };
+}
+
+function task(r: Reader, t: Json, path: string, groupRestart: RestartPolicy): TaskSpec {
+  const res = r.object(t.Resources, `${path}.Resources`) ?? {};
+  const cores = r.int(res.Cores, `${path}.Resources.Cores`);
+  const cpu = r.int(res.CPU, `${path}.Resources.CPU`);
+  const resources: TaskResources = {
+    ...res,
+    // Nomad: CPU defaults to 100 only when neither CPU nor cores is given.
+    CPU: cpu ?? (cores === undefined ? 100 : 0),
+    Cores: cores ?? 0,
+    MemoryMB: r.int(res.MemoryMB, `${path}.Resources.MemoryMB`) ?? 300,
+    MemoryMaxMB: r.int(res.MemoryMaxMB, `${path}.Resources.MemoryMaxMB`) ?? 0,
+    DiskMB: r.int(res.DiskMB, `${path}.Resources.DiskMB`) ?? 0,
+    IOPS: r.int(res.IOPS, `${path}.Resources.IOPS`) ?? 0,
+    Networks: r.array(res.Networks, `${path}.Resources.Networks`) ?? null,
+    Devices: r.array(res.Devices, `${path}.Resources.Devices`) ?? null,
+  };
+  const lifecycle = r.object(t.Lifecycle, `${path}.Lifecycle`);
+  const hook = lifecycle ? (r.string(lifecycle.Hook, `${path}.Lifecycle.Hook`) ?? "") : "";
+  const meta = r.stringMap(t.Meta, `${path}.Meta`);
+  return {
+    ...t,
+    Name: r.string(t.Name, `${path}.Name`) ?? "",
+    Driver: r.string(t.Driver, `${path}.Driver`) ?? "",
+    Config: r.object(t.Config, `${path}.Config`) ?? null,
+    Constraints: constraints(r, t.Constraints, `${path}.Constraints`),
+    Resources: resources,
+    RestartPolicy: restartPolicy(
+      r,
+      r.object(t.RestartPolicy, `${path}.RestartPolicy`),
+      `${path}.RestartPolicy`,
+      groupRestart,
+    ),
+    KillTimeout: r.int(t.KillTimeout, `${path}.KillTimeout`) ?? 5 * SECOND,
+    LogConfig: r.object(t.LogConfig, `${path}.LogConfig`) ?? { MaxFiles: 10, MaxFileSizeMB: 10 },
+    Leader: r.bool(t.Leader, `${path}.Leader`) ?? false,
+    Lifecycle:
+      lifecycle && hook !== ""
+        ? { Hook: hook, Sidecar: r.bool(lifecycle.Sidecar, `${path}.Lifecycle.Sidecar`) ?? false }
+        : null,
+    Meta: meta && Object.keys(meta).length > 0 ? meta : null,
+  };
+}

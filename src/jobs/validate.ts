@@ -1,0 +1,268 @@
+import type {
+  Constraint,
+  JobReschedulePolicy,
+  JobSpec,
+  RestartPolicy,
+  TaskGroupSpec,
+  TaskSpec,
+  UpdateStrategy,
+} from "../../streams/jobs.ts";
+import { JOB_TYPES } from "../../streams/jobs.ts";
+import { formatErrors, goDuration } from "./multierror.ts";
+import { compileRegexp } from "./regexp.ts";
+
+/** Nomad's priority bounds (JobMinPriority, default JobMaxPriority). */
+export const JOB_MIN_PRIORITY = 1;
+export const JOB_MAX_PRIORITY = 100;
+
+const MIN_RESCHEDULE_DELAY = 5e9;
+const MIN_RESCHEDULE_INTERVAL = 15e9;
+const RESTART_MODES = ["delay", "fail"];
+const DELAY_FUNCTIONS = ["constant", "exponential", "fibonacci"];
+const HEALTH_CHECKS = ["checks", "task_states", "manual"];
+
+/**
+ * Nomad's Job.Validate plus the admission check on priority: the messages
+ * Nomad gives, as go-multierror renders them. Returns the error text, or
+ * undefined for a valid job.
+ */
+export function validateJob(job: JobSpec): string | undefined {
+  const errors: string[] = [];
+  if (job.Region === "") errors.push("Missing job region");
+  if (job.ID === "") errors.push("Missing job ID");
+  else if (job.ID.includes(" ")) errors.push("Job ID contains a space");
+  else if (job.ID.includes("\u0000")) errors.push("Job ID contains a null character");
+  if (job.Name === "") errors.push("Missing job name");
+  else if (job.Name.includes("\u0000")) errors.push("Job Name contains a null character");
+  if (job.Namespace === "") errors.push("Job must be in a namespace");
+  if (!(JOB_TYPES as readonly string[]).includes(job.Type))
+    errors.push(`Invalid job type: ${JSON.stringify(job.Type)}`);
+  if (job.Datacenters.length === 0) errors.push("Missing job datacenters");
+  else if (job.Datacenters.some((d) => d === "")) errors.push("Job datacenter must be non-empty string");
+  if (job.TaskGroups.length === 0) errors.push("Missing job task groups");
+  (job.Constraints ?? []).forEach((c, i) => {
+    const err = validateConstraint(c);
+    if (err) errors.push(`Constraint ${i + 1} validation failed: ${err}`);
+  });
+  const seen = new Map<string, number>();
+  job.TaskGroups.forEach((tg, i) => {
+    if (tg.Name === "") errors.push(`Job task group ${i + 1} missing name`);
+    else if (seen.has(tg.Name))
+      errors.push(`Job task group ${i + 1} redefines '${tg.Name}' from group ${seen.get(tg.Name)! + 1}`);
+    else seen.set(tg.Name, i);
+    const stopAfter = tg.StopAfterClientDisconnect;
+    if (stopAfter !== null && stopAfter !== 0) {
+      if (stopAfter > 0 && job.Type !== "batch" && job.Type !== "service") {
+        errors.push("stop_after_client_disconnect can only be set in batch and service jobs");
+      } else if (stopAfter < 0) errors.push("stop_after_client_disconnect must be a positive value");
+    }
+    if (job.Type === "system" && tg.Count > 1) {
+      errors.push(
+        `Job task group ${tg.Name} has count ${tg.Count}. Count cannot exceed 1 with system scheduler`,
+      );
+    }
+  });
+  for (const tg of job.TaskGroups) {
+    const groupErrors = validateTaskGroup(job, tg);
+    if (groupErrors.length > 0)
+      errors.push(`Task group ${tg.Name} validation failed: ${formatErrors(groupErrors)}`);
+  }
+  if (job.Periodic && job.Periodic.Enabled !== false && job.Type !== "batch" && job.Type !== "sysbatch") {
+    errors.push(`Periodic can only be used with "batch" or "sysbatch" scheduler`);
+  }
+  if (job.Priority < JOB_MIN_PRIORITY || job.Priority > JOB_MAX_PRIORITY) {
+    errors.push(`job priority must be between [${JOB_MIN_PRIORITY}, ${JOB_MAX_PRIORITY}]`);
+  }
+  return errors.length > 0 ? formatErrors(errors) : undefined;
+}
+
+function validateTaskGroup(job: JobSpec, tg: TaskGroupSpec): string[] {
+  const errors: string[] = [];
+  if (tg.Name === "") errors.push("Missing task group name");
+  else if (tg.Name.includes("\u0000")) errors.push("Task group name contains null character");
+  if (tg.Count < 0) errors.push("Task group count can't be negative");
+  if (tg.Tasks.length === 0) errors.push("Missing tasks for task group");
+  if (tg.MaxClientDisconnect !== null && tg.StopAfterClientDisconnect !== null) {
+    errors.push(
+      "Task group cannot be configured with both max_client_disconnect and stop_after_client_disconnect",
+    );
+  }
+  if (tg.MaxClientDisconnect !== null && tg.MaxClientDisconnect < 0)
+    errors.push("max_client_disconnect cannot be negative");
+  (tg.Constraints ?? []).forEach((c, i) => {
+    const err = validateConstraint(c);
+    if (err) errors.push(`Constraint ${i + 1} validation failed: ${err}`);
+  });
+  if (tg.RestartPolicy) errors.push(...validateRestart(tg.RestartPolicy));
+  else errors.push(`Task Group ${tg.Name} should have a restart policy`);
+  if (job.Type !== "system") {
+    if (tg.ReschedulePolicy) errors.push(...validateReschedule(tg.ReschedulePolicy));
+  } else if (tg.ReschedulePolicy) {
+    errors.push(`System jobs should not have a reschedule policy`);
+  }
+  if (tg.EphemeralDisk.SizeMB < 10) errors.push(`minimum DiskMB value is 10; got ${tg.EphemeralDisk.SizeMB}`);
+  if (tg.Update) {
+    if (job.Type === "service" || job.Type === "system") errors.push(...validateUpdate(tg.Update));
+    else errors.push(`Job type ${JSON.stringify(job.Type)} does not allow update block`);
+  }
+  if (tg.Migrate && job.Type !== "service")
+    errors.push(`Job type ${JSON.stringify(job.Type)} does not allow migrate block`);
+  if (tg.Migrate && tg.Migrate.MaxParallel < 0)
+    errors.push("MaxParallel must be >= 0 but found " + tg.Migrate.MaxParallel);
+  const names = new Map<string, number>();
+  let leaders = 0;
+  tg.Tasks.forEach((t, i) => {
+    if (t.Name === "") errors.push(`Task ${i + 1} missing name`);
+    else if (names.has(t.Name))
+      errors.push(`Task ${i + 1} redefines '${t.Name}' from task ${names.get(t.Name)! + 1}`);
+    else names.set(t.Name, i);
+    if (t.Leader) leaders++;
+  });
+  if (leaders > 1) errors.push("Only one task may be marked as leader");
+  for (const t of tg.Tasks) {
+    const taskErrors = validateTask(t);
+    if (taskErrors.length > 0) errors.push(`Task ${t.Name} validation failed: ${formatErrors(taskErrors)}`);
+  }
+  return errors;
+}
+
+function validateTask(t: TaskSpec): string[] {
+  const errors: string[] = [];
+  if (t.Name === "") errors.push("Missing task name");
+  if (/[/\\]/.test(t.Name)) errors.push("Task name cannot include slashes");
+  if (t.Name.includes("\u0000")) errors.push("Task name cannot include null characters");
+  if (t.Driver === "") errors.push("Missing task driver");
+  if (t.KillTimeout < 0) errors.push("KillTimeout must be a positive value");
+  const r = t.Resources;
+  if (r.CPU < 1 && r.Cores === 0) errors.push(`minimum CPU value is 1; got ${r.CPU}`);
+  if (r.MemoryMB < 10) errors.push(`minimum MemoryMB value is 10; got ${r.MemoryMB}`);
+  if (r.MemoryMaxMB !== 0 && r.MemoryMaxMB < r.MemoryMB) {
+    errors.push(`MemoryMaxMB value (${r.MemoryMaxMB}) should be larger than MemoryMB value (${r.MemoryMB})`);
+  }
+  (t.Constraints ?? []).forEach((c, i) => {
+    const err = validateConstraint(c);
+    if (err) errors.push(`Constraint ${i + 1} validation failed: ${err}`);
+  });
+  return errors;
+}
+
+/** Nomad's Constraint.Validate: one message, or undefined. */
+export function validateConstraint(c: Constraint): string | undefined {
+  const errors: string[] = [];
+  if (c.Operand === "") errors.push("Missing constraint operand");
+  let requireLTarget = true;
+  switch (c.Operand) {
+    case "distinct_hosts":
+      requireLTarget = false;
+      break;
+    case "set_contains":
+    case "set_contains_all":
+    case "set_contains_any":
+      if (c.RTarget === "") errors.push("Set contains constraint requires an RTarget");
+      break;
+    case "regexp":
+      try {
+        compileRegexp(c.RTarget);
+      } catch (err) {
+        errors.push(`Regular expression failed to compile: ${(err as Error).message}`);
+      }
+      break;
+    case "version":
+    case "semver":
+      if (c.RTarget === "") errors.push("Version constraint is invalid: Malformed constraint: ");
+      break;
+    case "distinct_property":
+      if (c.RTarget !== "" && !/^[0-9]+$/.test(c.RTarget)) {
+        errors.push(`Failed to convert RTarget ${JSON.stringify(c.RTarget)} to uint64`);
+      }
+      break;
+    case "is_set":
+    case "is_not_set":
+      if (c.RTarget !== "") errors.push(`Operator ${JSON.stringify(c.Operand)} does not support an RTarget`);
+      break;
+    case "=":
+    case "==":
+    case "is":
+    case "!=":
+    case "not":
+    case "<":
+    case "<=":
+    case ">":
+    case ">=":
+      if (c.RTarget === "") errors.push(`Operator ${JSON.stringify(c.Operand)} requires an RTarget`);
+      break;
+    default:
+      if (c.Operand !== "") errors.push(`Unknown constraint type ${JSON.stringify(c.Operand)}`);
+  }
+  if (requireLTarget && c.LTarget === "") errors.push("No LTarget provided but is required by constraint");
+  return errors.length > 0 ? formatErrors(errors) : undefined;
+}
+
+function validateRestart(p: RestartPolicy): string[] {
+  const errors: string[] = [];
+  if (!RESTART_MODES.includes(p.Mode)) errors.push(`Unsupported restart mode: ${JSON.stringify(p.Mode)}`);
+  if (p.Attempts === 0 && p.Mode !== "fail")
+    errors.push(`Restart policy ${JSON.stringify(p.Mode)} with ${p.Attempts} attempts is ambiguous`);
+  if (p.Interval.valueOf() === 0 && p.Attempts > 0) errors.push("Interval can not be zero");
+  if (p.Attempts > 0 && p.Interval > 0 && p.Delay * p.Attempts > p.Interval) {
+    errors.push(
+      `Nomad can't restart the TaskGroup ${p.Attempts} times in an interval of: ${goDuration(p.Interval)} with a delay of: ${goDuration(p.Delay)}`,
+    );
+  }
+  return errors;
+}
+
+function validateReschedule(p: JobReschedulePolicy): string[] {
+  const errors: string[] = [];
+  const enabled = p.Attempts > 0 || p.Unlimited;
+  if (!enabled) return errors;
+  if (p.Delay < MIN_RESCHEDULE_DELAY) {
+    errors.push(`Delay cannot be less than ${goDuration(MIN_RESCHEDULE_DELAY)} (got ${goDuration(p.Delay)})`);
+  }
+  if (!DELAY_FUNCTIONS.includes(p.DelayFunction)) {
+    errors.push(
+      `Invalid delay function ${JSON.stringify(p.DelayFunction)}, must be one of ${JSON.stringify(DELAY_FUNCTIONS)}`,
+    );
+  }
+  if (p.DelayFunction !== "constant" && p.MaxDelay < p.Delay) {
+    errors.push(`Max Delay cannot be less than Delay ${goDuration(p.Delay)} (got ${goDuration(p.MaxDelay)})`);
+  }
+  if (!p.Unlimited && p.Interval < MIN_RESCHEDULE_INTERVAL) {
+    errors.push(
+      `Interval cannot be less than ${goDuration(MIN_RESCHEDULE_INTERVAL)} (got ${goDuration(p.Interval)})`,
+    );
+  }
+  if (p.Unlimited && p.Attempts > 0) {
+    errors.push(
+      `Reschedule Policy with Attempts = ${p.Attempts}, Interval = ${goDuration(p.Interval)}, and Unlimited = true is ambiguous`,
+    );
+  }
+  return errors;
+}
+
+function validateUpdate(u: UpdateStrategy): string[] {
+  const errors: string[] = [];
+  if (!HEALTH_CHECKS.includes(u.HealthCheck))
+    errors.push(`Invalid health check given: ${JSON.stringify(u.HealthCheck)}`);
+  if (u.MaxParallel < 0) errors.push(`Max parallel can not be less than zero: ${u.MaxParallel} < 0`);
+  if (u.Canary < 0) errors.push(`Canary count can not be less than zero: ${u.Canary} < 0`);
+  if (u.Canary === 0 && u.AutoPromote) errors.push("Auto Promote requires a Canary count greater than zero");
+  if (u.MinHealthyTime < 0)
+    errors.push(`Minimum healthy time may not be less than zero: ${goDuration(u.MinHealthyTime)}`);
+  if (u.HealthyDeadline <= 0)
+    errors.push(`Healthy deadline must be greater than zero: ${goDuration(u.HealthyDeadline)}`);
+  if (u.ProgressDeadline < 0)
+    errors.push(`Progress deadline must be zero or greater: ${goDuration(u.ProgressDeadline)}`);
+  if (u.MinHealthyTime >= u.HealthyDeadline) {
+    errors.push(
+      `Minimum healthy time must be less than healthy deadline: ${goDuration(u.MinHealthyTime)} > ${goDuration(u.HealthyDeadline)}`,
+    );
+  }
+  if (u.ProgressDeadline !== 0 && u.HealthyDeadline >= u.ProgressDeadline) {
+    errors.push(
+      `Healthy deadline must be less than progress deadline: ${goDuration(u.HealthyDeadline)} > ${goDuration(u.ProgressDeadline)}`,
+    );
+  }
+  if (u.Stagger <= 0) errors.push(`Stagger must be greater than zero: ${goDuration(u.Stagger)}`);
+  return errors;
+}

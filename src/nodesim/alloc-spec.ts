@@ -1,0 +1,83 @@
+import { parseDuration } from "../util/duration.ts";
+
+/** What a simulated allocation runner needs from a server Allocation, read once when it is pulled. */
+export interface SimAllocSpec {
+  readonly ID: string;
+  readonly JobID: string;
+  readonly TaskGroup: string;
+  readonly JobType: string;
+  readonly Tasks: readonly SimTaskSpec[];
+  readonly RestartAttempts: number;
+  /** Milliseconds. */
+  readonly RestartDelay: number;
+  readonly DeploymentID: string;
+  /** Milliseconds after start until the allocation reports itself healthy to its deployment. */
+  readonly MinHealthyTime: number;
+  readonly DesiredStatus: string;
+  readonly ClientStatus: string;
+  readonly AllocModifyIndex: number;
+}
+
+export interface SimTaskSpec {
+  readonly Name: string;
+  /** mock_driver's `run_for`, milliseconds. */
+  readonly RunFor?: number;
+  /** mock_driver's `exit_code`. */
+  readonly ExitCode?: number;
+}
+
+type Json = Record<string, unknown>;
+
+const obj = (v: unknown): Json | undefined =>
+  v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Json) : undefined;
+const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+const str = (v: unknown): string => (typeof v === "string" ? v : "");
+
+/** Go duration text ("30s", "1m30s") or nanoseconds, as mock_driver accepts it, in milliseconds. */
+function durationMs(v: unknown): number | undefined {
+  if (typeof v === "number") return v / 1e6;
+  return typeof v === "string" && v !== "" ? parseDuration(v) : undefined;
+}
+
+/**
+ * Reads an allocation as Alloc.GetAllocs returns it: the task names of its
+ * group, and the restart and deployment settings the simulated driver uses.
+ * An allocation whose job carries no tasks (placed by hand) runs one task
+ * named after its group.
+ */
+export function simAllocSpec(alloc: Json, defaultRestartDelayMs: number): SimAllocSpec {
+  const job = obj(alloc.Job);
+  const group = (Array.isArray(job?.TaskGroups) ? (job.TaskGroups as unknown[]) : [])
+    .map(obj)
+    .find((tg) => tg?.Name === alloc.TaskGroup);
+  const tasks: SimTaskSpec[] = (Array.isArray(group?.Tasks) ? (group.Tasks as unknown[]) : [])
+    .map(obj)
+    .filter((t): t is Json => t !== undefined && typeof t.Name === "string")
+    .map((t) => {
+      const config = obj(t.Config);
+      return {
+        Name: t.Name as string,
+        RunFor: durationMs(config?.run_for),
+        ExitCode: num(config?.exit_code),
+      };
+    });
+  if (tasks.length === 0) tasks.push({ Name: str(alloc.TaskGroup) || "task" });
+  const restart = obj(group?.RestartPolicy);
+  const update = obj(group?.Update) ?? obj(job?.Update);
+  const restartDelayNs = num(restart?.Delay);
+  const minHealthyNs = num(update?.MinHealthyTime);
+  return {
+    ID: str(alloc.ID),
+    JobID: str(alloc.JobID),
+    TaskGroup: str(alloc.TaskGroup),
+    JobType: str(job?.Type) || "service",
+    Tasks: tasks,
+    RestartAttempts: num(restart?.Attempts) ?? 2,
+    RestartDelay: restartDelayNs !== undefined ? restartDelayNs / 1e6 : defaultRestartDelayMs,
+    DeploymentID: str(alloc.DeploymentID),
+    MinHealthyTime: minHealthyNs !== undefined ? minHealthyNs / 1e6 : 10_000,
+    DesiredStatus: str(alloc.DesiredStatus) || "run",
+    ClientStatus: str(alloc.ClientStatus) || "pending",
+    AllocModifyIndex: num(alloc.AllocModifyIndex) ?? 0,
+  };
+}

@@ -1,0 +1,84 @@
+/** What every simulated node looks like to the scheduler. */
+export interface NodeShape {
+  readonly namePrefix: string;
+  readonly datacenter: string;
+  readonly nodeClass: string;
+  /** MHz (Nomad's CpuShares). */
+  readonly cpu: number;
+  readonly cores: number;
+  readonly memoryMB: number;
+  readonly diskMB: number;
+  /** Task drivers the node reports detected and healthy. */
+  readonly drivers: readonly string[];
+}
+
+export const DEFAULT_SHAPE: NodeShape = {
+  namePrefix: "sim",
+  datacenter: "dc1",
+  nodeClass: "",
+  cpu: 8_000,
+  cores: 4,
+  memoryMB: 16_384,
+  diskMB: 102_400,
+  drivers: ["docker", "exec", "raw_exec", "mock_driver"],
+};
+
+/**
+ * The Node struct a simulated client registers, shaped like a Nomad 1.x
+ * client's fingerprint: attributes, NodeResources, drivers and one host
+ * network with an address derived from the node's index.
+ */
+export function nodeBody(
+  node: { readonly id: string; readonly secret: string; readonly name: string; readonly index: number },
+  shape: NodeShape,
+): Record<string, unknown> {
+  const ip = `10.${(node.index >> 16) & 255}.${(node.index >> 8) & 255}.${node.index & 255}`;
+  const attributes: Record<string, string> = {
+    "kernel.name": "linux",
+    "kernel.version": "6.1.0",
+    "os.name": "ubuntu",
+    "os.version": "22.04",
+    arch: "amd64",
+    "cpu.arch": "amd64",
+    "cpu.numcores": String(shape.cores),
+    "cpu.totalcompute": String(shape.cpu),
+    "memory.totalbytes": String(shape.memoryMB * 1024 * 1024),
+    "nomad.version": "1.9.0",
+    "unique.hostname": node.name,
+    "unique.network.ip-address": ip,
+  };
+  const drivers: Record<string, unknown> = {};
+  for (const d of shape.drivers) {
+    attributes[`driver.${d}`] = "1";
+    drivers[d] = {
+      Detected: true,
+      Healthy: true,
+      HealthDescription: "Healthy",
+      Attributes: { [`driver.${d}`]: "1" },
+    };
+  }
+  return {
+    ID: node.id,
+    SecretID: node.secret,
+    Datacenter: shape.datacenter,
+    Name: node.name,
+    HTTPAddr: `${ip}:4646`,
+    TLSEnabled: false,
+    Attributes: attributes,
+    NodeResources: {
+      Cpu: { CpuShares: shape.cpu, TotalCpuCores: shape.cores },
+      Memory: { MemoryMB: shape.memoryMB },
+      Disk: { DiskMB: shape.diskMB },
+      Networks: [{ Mode: "host", Device: "eth0", CIDR: `${ip}/32`, IP: ip, MBits: 1000 }],
+      MinDynamicPort: 20_000,
+      MaxDynamicPort: 32_000,
+    },
+    ReservedResources: { Cpu: { CpuShares: 0 }, Memory: { MemoryMB: 0 }, Disk: { DiskMB: 0 } },
+    Links: null,
+    Meta: { "sim.index": String(node.index) },
+    NodeClass: shape.nodeClass,
+    Drivers: drivers,
+    Status: "initializing",
+    SchedulingEligibility: "eligible",
+  };
+}

@@ -1,0 +1,157 @@
+import { Agent, type IncomingMessage, request } from "node:http";
+import { packPlain, unpackPlain } from "../codec/envelope-codec.ts";
+import type { Counters } from "./counters.ts";
+
+export type Encoding = "msgpack" | "json";
+
+/** A client RPC the server answered with an error status, or a transport failure (status 0). */
+export class RpcError extends Error {
+  constructor(
+    readonly method: string,
+    readonly status: number,
+    message: string,
+  ) {
+    super(`${method}: ${status === 0 ? "" : `${status} `}${message}`);
+    this.name = "RpcError";
+  }
+}
+
+/** How a simulated node makes its calls; RpcClient over HTTP, or a stand-in in tests. */
+export interface RpcCaller {
+  call<T>(
+    method: string,
+    body: unknown,
+    token: string,
+    options?: { blocking?: boolean; signal?: AbortSignal },
+  ): Promise<T>;
+}
+
+export interface RpcClientOptions {
+  readonly encoding: Encoding;
+  /** Sockets for the short calls (heartbeats, updates, registration): their concurrency bound. */
+  readonly shortSockets: number;
+  /** Sockets for blocking calls: one per node that holds a long poll. */
+  readonly blockingSockets: number;
+}
+
+/**
+ * The client RPC over HTTP (`PUT /v1/rpc/<Service.Method>`), for thousands
+ * of simulated nodes in one process: keep-alive sockets in two pools, so the
+ * long polls of Node.GetClientAllocs (one per node) never starve heartbeats
+ * and updates, whose pool is small and bounds their concurrency (requests
+ * beyond it queue in the agent). Every call is counted by method.
+ */
+export class RpcClient implements RpcCaller {
+  private readonly host: string;
+  private readonly port: number;
+  private readonly short: Agent;
+  private readonly blocking: Agent;
+
+  constructor(
+    baseUrl: string,
+    private readonly counters: Counters,
+    private readonly options: RpcClientOptions,
+  ) {
+    const url = new URL(baseUrl);
+    if (url.protocol !== "http:") throw new Error(`nodesim speaks plain HTTP; ${baseUrl} is not http://`);
+    this.host = url.hostname;
+    this.port = Number(url.port || 80);
+    // The server closes idle sockets after its keep-alive timeout (72 s in fastify); ours go first.
+    const common = { keepAlive: true, keepAliveMsecs: 30_000, timeout: 0, scheduling: "lifo" as const };
+    this.short = new Agent({
+      ...common,
+      maxSockets: options.shortSockets,
+      maxFreeSockets: options.shortSockets,
+    });
+    this.blocking = new Agent({
+      ...common,
+      maxSockets: options.blockingSockets,
+      maxFreeSockets: options.blockingSockets,
+    });
+  }
+
+  /**
+   * Calls `method` as the node whose secret is `token`; resolves with the
+   * decoded reply, rejects with an RpcError. A request that went out on a
+   * reused keep-alive socket the server had just closed is sent once more.
+   */
+  async call<T>(
+    method: string,
+    body: unknown,
+    token: string,
+    options: { blocking?: boolean; signal?: AbortSignal } = {},
+  ): Promise<T> {
+    const msgpack = this.options.encoding === "msgpack";
+    const payload = msgpack ? Buffer.from(packPlain(body)) : Buffer.from(JSON.stringify(body));
+    const started = performance.now();
+    let attempt = 0;
+    for (;;) {
+      try {
+        const { status, bytes, type } = await this.send(method, payload, token, options, msgpack);
+        this.counters.call(method, performance.now() - started, payload.length, bytes.length, status);
+        if (status < 200 || status >= 300) throw new RpcError(method, status, bytes.toString("utf8"));
+        if (bytes.length === 0) return {} as T;
+        return (
+          type.startsWith("application/msgpack") ? unpackPlain(bytes) : JSON.parse(bytes.toString("utf8"))
+        ) as T;
+      } catch (err) {
+        if (err instanceof RpcError) throw err;
+        const e = err as NodeJS.ErrnoException & { reused?: boolean };
+        if (e.reused && attempt === 0 && (e.code === "ECONNRESET" || e.code === "EPIPE")) {
+          attempt++;
+          continue;
+        }
+        this.counters.call(method, performance.now() - started, payload.length, 0, 0);
+        throw new RpcError(method, 0, e.name === "AbortError" ? "aborted" : (e.code ?? e.message));
+      }
+    }
+  }
+
+  private send(
+    method: string,
+    payload: Buffer,
+    token: string,
+    options: { blocking?: boolean; signal?: AbortSignal },
+    msgpack: boolean,
+  ): Promise<{ status: number; bytes: Buffer; type: string }> {
+    return new Promise((resolve, reject) => {
+      const req = request(
+        {
+          agent: options.blocking ? this.blocking : this.short,
+          host: this.host,
+          port: this.port,
+          method: "PUT",
+          path: `/v1/rpc/${method}`,
+          signal: options.signal,
+          headers: {
+            "content-type": msgpack ? "application/msgpack" : "application/json",
+            "content-length": payload.length,
+            "x-nomad-token": token,
+          },
+        },
+        (res: IncomingMessage) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
+              type: String(res.headers["content-type"] ?? ""),
+            }),
+          );
+          res.on("error", reject);
+        },
+      );
+      req.on("error", (err: Error & { reused?: boolean }) => {
+        err.reused = req.reusedSocket;
+        reject(err);
+      });
+      req.end(payload);
+    });
+  }
+
+  close(): void {
+    this.short.destroy();
+    this.blocking.destroy();
+  }
+}

@@ -1,0 +1,404 @@
+import type { Logger } from "pino";
+import { AllocRunner, type RunnerHost } from "./alloc-runner.ts";
+import { simAllocSpec } from "./alloc-spec.ts";
+import type { Counters } from "./counters.ts";
+import type { DriverOptions } from "./driver-options.ts";
+import { type NodeShape, nodeBody } from "./node-body.ts";
+import { type Prng, stagger } from "./prng.ts";
+import { type RpcCaller, RpcError } from "./rpc-client.ts";
+import type { SyncParticipant, SyncWheel } from "./sync-wheel.ts";
+import type { QueuedTimer, TimerQueue } from "./timer-queue.ts";
+import { AllocUpdateBuffer, Priority } from "./update-buffer.ts";
+
+/** What every simulated node shares: one RPC client, one timer queue, one sync wheel. */
+export interface NodeHost {
+  readonly rpc: RpcCaller;
+  readonly timers: TimerQueue;
+  readonly wheel: SyncWheel;
+  readonly counters: Counters;
+  readonly logger: Logger;
+  readonly seed: string;
+  readonly driver: DriverOptions;
+  readonly shape: NodeShape;
+  readonly prioritized: boolean;
+  /** Nanoseconds asked for in Node.GetClientAllocs' MaxQueryTime. */
+  readonly maxQueryTimeNs: number;
+  /** Nomad's initialHeartbeatStagger: the first heartbeat after registering comes within this. */
+  readonly initialHeartbeatStaggerMs: number;
+}
+
+export type NodeState = "new" | "up" | "silent" | "stopped";
+
+/** The three calls a node makes when it comes back from a partition, in an order it draws. */
+export const RECONNECT_CALLS = ["Node.UpdateStatus", "Node.UpdateAlloc", "Node.Register"] as const;
+
+interface HeartbeatReply {
+  HeartbeatTTL?: number;
+}
+interface ClientAllocsReply {
+  Allocs?: Record<string, number> | null;
+  Index?: number;
+}
+interface GetAllocsReply {
+  Allocs?: Record<string, unknown>[] | null;
+}
+
+/** Nomad's client retry intervals (client.go), in milliseconds. */
+const REGISTER_RETRY_MS = 15_000;
+const ALLOC_SYNC_RETRY_MS = 5_000;
+const GET_ALLOCS_RETRY_MS = 5_000;
+/** Alloc.GetAllocs waits at most this for allocations it was told about. */
+const GET_ALLOCS_WAIT_NS = 10e9;
+
+/**
+ * One simulated Nomad client: registers, heartbeats at the TTL the server
+ * gives, long-polls Node.GetClientAllocs, pulls what changed with
+ * Alloc.GetAllocs, runs allocations with the simulated driver, and reports
+ * them through the prioritized update buffer on the shared sync tick. It can
+ * be silenced (a partition: no heartbeats, no updates, no polls) and brought
+ * back, when it makes its three calls in an order drawn from its PRNG.
+ */
+export class SimNode implements SyncParticipant, RunnerHost {
+  readonly id: string;
+  readonly secret: string;
+  readonly name: string;
+  state: NodeState = "new";
+  readonly runners = new Map<string, AllocRunner>();
+  /** The order of the three calls at the last reconnect. */
+  lastReconnectOrder: readonly string[] = [];
+  private readonly buffer = new AllocUpdateBuffer<AllocRunner>();
+  private readonly slot: number;
+  private tickBase = 0;
+  private syncing = false;
+  private syncRetryAt = 0;
+  private ttlMs = 0;
+  private lastHeartbeatOk = 0;
+  private heartbeatTimer: QueuedTimer | undefined;
+  /** Bumped whenever the node's loops must stop (silence, stop): a loop that sees another epoch ends. */
+  private epoch = 0;
+  private watch: AbortController | undefined;
+  private minQueryIndex = 0;
+
+  constructor(
+    private readonly host: NodeHost,
+    readonly index: number,
+    private readonly prng: Prng,
+  ) {
+    this.id = prng.uuid();
+    this.secret = prng.uuid();
+    this.name = `${host.shape.namePrefix}-${String(index).padStart(5, "0")}`;
+    this.slot = host.wheel.join();
+  }
+
+  // RunnerHost
+  get timers(): TimerQueue {
+    return this.host.timers;
+  }
+  get driver(): DriverOptions {
+    return this.host.driver;
+  }
+  get seed(): string {
+    return this.host.seed;
+  }
+
+  changed(runner: AllocRunner): void {
+    if (this.state === "stopped") return;
+    // Nomad's GetUpdatePriority: against the status the server last acknowledged.
+    const last = runner.ackedStatus;
+    const priority =
+      last === undefined
+        ? runner.clientStatus === "failed"
+          ? Priority.Urgent
+          : Priority.Typical
+        : last !== runner.clientStatus
+          ? Priority.Urgent
+          : Priority.Typical;
+    this.buffer.add(runner, priority);
+    this.host.wheel.wake(this.slot, this);
+  }
+
+  /** Registers (retrying until the server takes it) and starts the heartbeat and allocation loops. */
+  async start(): Promise<void> {
+    const epoch = ++this.epoch;
+    for (;;) {
+      try {
+        await this.register();
+        break;
+      } catch (err) {
+        if (epoch !== this.epoch) return;
+        this.host.logger.debug({ err, node: this.name }, "register failed; retrying");
+        await this.sleep(REGISTER_RETRY_MS / 15 + stagger(this.prng, REGISTER_RETRY_MS / 5));
+        if (epoch !== this.epoch) return;
+      }
+    }
+    this.state = "up";
+    this.scheduleHeartbeat(stagger(this.prng, this.host.initialHeartbeatStaggerMs));
+    void this.watchAllocations(epoch);
+  }
+
+  /** A partition: heartbeats, updates and polls stop; the allocations keep running and their updates wait. */
+  silence(): void {
+    if (this.state !== "up") return;
+    this.state = "silent";
+    this.epoch++;
+    this.host.timers.cancel(this.heartbeatTimer);
+    this.watch?.abort();
+  }
+
+  /**
+   * The partition ends: UpdateStatus, UpdateAlloc (every allocation's
+   * current state) and Register, in an order drawn from the node's PRNG,
+   * each answered before the next goes; a refusal is part of the scenario
+   * (UpdateAlloc before the heartbeat is refused while disconnected). Then
+   * the loops resume.
+   */
+  async reconnect(): Promise<void> {
+    if (this.state !== "silent") return;
+    this.state = "up";
+    const epoch = ++this.epoch;
+    const order = this.prng.shuffle([...RECONNECT_CALLS]);
+    this.lastReconnectOrder = order;
+    let heartbeated = false;
+    for (const call of order) {
+      try {
+        if (call === "Node.Register") await this.register();
+        else if (call === "Node.UpdateAlloc") await this.fullSync();
+        else {
+          await this.heartbeat();
+          heartbeated = true;
+        }
+      } catch (err) {
+        this.host.logger.debug({ err, node: this.name, call }, "reconnect call refused");
+      }
+      if (epoch !== this.epoch) return;
+    }
+    if (!heartbeated) this.scheduleHeartbeat(this.retryHeartbeatMs());
+    if (this.buffer.size > 0) this.host.wheel.wake(this.slot, this);
+    void this.watchAllocations(epoch);
+  }
+
+  /** Stops every loop and runner; with `deregister`, tells the server the node leaves. */
+  async stop(options: { deregister?: boolean } = {}): Promise<void> {
+    const wasUp = this.state === "up";
+    this.state = "stopped";
+    this.epoch++;
+    this.host.timers.cancel(this.heartbeatTimer);
+    this.watch?.abort();
+    for (const r of this.runners.values()) r.destroy();
+    if (options.deregister && wasUp) {
+      await this.host.rpc.call("Node.Deregister", { NodeID: this.id }, this.secret).catch(() => undefined);
+    }
+  }
+
+  // ---- the sync loop (client.go allocSync) ----
+
+  syncTick(tick: number): boolean {
+    if (this.state !== "up") return false;
+    if (this.syncing || this.host.timers.now() < this.syncRetryAt) return true;
+    const batch = this.buffer.nextBatch(tick - this.tickBase, this.host.prioritized);
+    if (!batch) return this.buffer.size > 0;
+    void this.send(batch);
+    return false;
+  }
+
+  private async send(batch: { updates: AllocRunner[]; priority: Priority }): Promise<void> {
+    const live = batch.updates.filter((r) => this.runners.get(r.ID) === r);
+    if (live.length === 0) return;
+    const sent = live.map((r) => ({ runner: r, status: r.clientStatus, update: r.toUpdate(this.id) }));
+    this.syncing = true;
+    try {
+      await this.host.rpc.call("Node.UpdateAlloc", { Alloc: sent.map((s) => s.update) }, this.secret);
+      this.host.counters.updateAllocCalls++;
+      this.host.counters.allocUpdatesSent += sent.length;
+      for (const s of sent) s.runner.ackedStatus = s.status;
+      this.tickBase = this.host.wheel.tickOf(this.slot);
+    } catch (err) {
+      this.host.logger.debug({ err, node: this.name }, "alloc update failed; retrying later");
+      this.buffer.restore({ updates: live, priority: batch.priority });
+      this.syncRetryAt =
+        this.host.timers.now() + ALLOC_SYNC_RETRY_MS + stagger(this.prng, ALLOC_SYNC_RETRY_MS);
+    } finally {
+      this.syncing = false;
+    }
+    if (this.buffer.size > 0 && this.state === "up") this.host.wheel.wake(this.slot, this);
+  }
+
+  /** Every allocation's current state in one Node.UpdateAlloc (a reconnecting client's report). */
+  private async fullSync(): Promise<void> {
+    const live = [...this.runners.values()].filter((r) => !r.destroyed);
+    if (live.length === 0) return;
+    for (const r of live) this.buffer.drop(r.ID);
+    const sent = live.map((r) => ({ runner: r, status: r.clientStatus, update: r.toUpdate(this.id) }));
+    try {
+      await this.host.rpc.call("Node.UpdateAlloc", { Alloc: sent.map((s) => s.update) }, this.secret);
+      this.host.counters.updateAllocCalls++;
+      this.host.counters.allocUpdatesSent += sent.length;
+      for (const s of sent) s.runner.ackedStatus = s.status;
+      this.tickBase = this.host.wheel.tickOf(this.slot);
+    } catch (err) {
+      this.buffer.restore({ updates: live, priority: Priority.Urgent });
+      throw err;
+    }
+  }
+
+  // ---- heartbeats (client.go registerAndHeartbeat) ----
+
+  private async register(): Promise<void> {
+    const reply = await this.host.rpc.call<HeartbeatReply>(
+      "Node.Register",
+      { Node: nodeBody(this, this.host.shape) },
+      this.secret,
+    );
+    const ttl = (reply.HeartbeatTTL ?? 0) / 1e6;
+    if (ttl > 0) this.ttlMs = ttl;
+  }
+
+  private scheduleHeartbeat(ms: number): void {
+    this.host.timers.cancel(this.heartbeatTimer);
+    const epoch = this.epoch;
+    this.heartbeatTimer = this.host.timers.after(ms, () => {
+      if (epoch !== this.epoch || this.state !== "up") return;
+      void this.heartbeat().then(
+        () => undefined,
+        (err: unknown) => this.heartbeatFailed(err, epoch),
+      );
+    });
+  }
+
+  private async heartbeat(): Promise<void> {
+    const epoch = this.epoch;
+    const reply = await this.host.rpc.call<HeartbeatReply>(
+      "Node.UpdateStatus",
+      { NodeID: this.id, Status: "ready" },
+      this.secret,
+    );
+    this.lastHeartbeatOk = this.host.timers.now();
+    const ttl = (reply.HeartbeatTTL ?? 0) / 1e6;
+    if (ttl > 0) this.ttlMs = ttl;
+    if (epoch === this.epoch && this.state === "up")
+      this.scheduleHeartbeat(this.ttlMs > 0 ? this.ttlMs : 1_000);
+  }
+
+  private heartbeatFailed(err: unknown, epoch: number): void {
+    if (epoch !== this.epoch || this.state !== "up") return;
+    if (err instanceof RpcError && err.status === 404) {
+      // The servers forgot the node (purged): register again, as Nomad's client does.
+      void this.register().then(
+        () => this.scheduleHeartbeat(stagger(this.prng, this.host.initialHeartbeatStaggerMs)),
+        () => this.scheduleHeartbeat(this.retryHeartbeatMs()),
+      );
+      return;
+    }
+    this.scheduleHeartbeat(this.retryHeartbeatMs());
+  }
+
+  /** Nomad's getHeartbeatRetryIntv: within what is left of the TTL, at least 1 s, at most ~30 s. */
+  private retryHeartbeatMs(): number {
+    if (this.lastHeartbeatOk === 0) return REGISTER_RETRY_MS + stagger(this.prng, REGISTER_RETRY_MS);
+    let left = this.lastHeartbeatOk + this.ttlMs - this.host.timers.now();
+    if (left < -30_000) left = -left;
+    else if (left < 0) return 1_000 + stagger(this.prng, 1_000);
+    const s = stagger(this.prng, left);
+    if (s < 1_000) return 1_000 + stagger(this.prng, 1_000);
+    if (s > 30_000) return 25_000 + stagger(this.prng, 5_000);
+    return s;
+  }
+
+  // ---- allocations (client.go watchAllocations / runAllocs) ----
+
+  private async watchAllocations(epoch: number): Promise<void> {
+    while (epoch === this.epoch && this.state === "up") {
+      const abort = new AbortController();
+      this.watch = abort;
+      let reply: ClientAllocsReply;
+      try {
+        reply = await this.host.rpc.call<ClientAllocsReply>(
+          "Node.GetClientAllocs",
+          {
+            NodeID: this.id,
+            SecretID: this.secret,
+            MinQueryIndex: this.minQueryIndex,
+            MaxQueryTime: this.host.maxQueryTimeNs,
+            AllowStale: true,
+          },
+          this.secret,
+          { blocking: true, signal: abort.signal },
+        );
+      } catch (err) {
+        if (epoch !== this.epoch) return;
+        this.host.logger.debug({ err, node: this.name }, "GetClientAllocs failed; retrying");
+        await this.sleep(GET_ALLOCS_RETRY_MS / 5 + stagger(this.prng, GET_ALLOCS_RETRY_MS));
+        continue;
+      }
+      if (epoch !== this.epoch) return;
+      const allocs = reply.Allocs ?? {};
+      const pull: string[] = [];
+      let pullIndex = 0;
+      for (const [id, modifyIndex] of Object.entries(allocs)) {
+        const r = this.runners.get(id);
+        if (!r || modifyIndex > r.allocModifyIndex) {
+          pull.push(id);
+          if (modifyIndex > pullIndex) pullIndex = modifyIndex;
+        }
+      }
+      let pulled: Record<string, unknown>[] | undefined;
+      if (pull.length > 0) {
+        try {
+          const got = await this.host.rpc.call<GetAllocsReply>(
+            "Alloc.GetAllocs",
+            {
+              AllocIDs: pull,
+              MinQueryIndex: pullIndex - 1,
+              MaxQueryTime: GET_ALLOCS_WAIT_NS,
+              AllowStale: true,
+            },
+            this.secret,
+            { blocking: true, signal: abort.signal },
+          );
+          pulled = got.Allocs ?? [];
+        } catch (err) {
+          if (epoch !== this.epoch) return;
+          this.host.logger.debug({ err, node: this.name }, "GetAllocs failed; retrying");
+          await this.sleep(GET_ALLOCS_RETRY_MS / 5 + stagger(this.prng, GET_ALLOCS_RETRY_MS));
+          continue;
+        }
+        if (epoch !== this.epoch) return;
+        // Some were not there yet (a stale read): pull again on the next round, without moving the index.
+        if (pulled.length < pull.length) continue;
+      }
+      this.runAllocs(allocs, pulled ?? []);
+      if ((reply.Index ?? 0) > this.minQueryIndex) this.minQueryIndex = reply.Index ?? 0;
+    }
+  }
+
+  /** Starts runners for new allocations, passes newer versions on, destroys what the server collected. */
+  private runAllocs(current: Record<string, number>, pulled: readonly Record<string, unknown>[]): void {
+    for (const [id, runner] of this.runners) {
+      if (!(id in current)) {
+        runner.destroy();
+        this.runners.delete(id);
+        this.buffer.drop(id);
+      }
+    }
+    for (const raw of pulled) {
+      const spec = simAllocSpec(raw, 15_000);
+      const existing = this.runners.get(spec.ID);
+      if (existing) {
+        existing.update(spec);
+        continue;
+      }
+      const runner = new AllocRunner(spec, this);
+      this.runners.set(spec.ID, runner);
+      // Nomad's client creates a runner for a server-terminal allocation too; it has nothing to run.
+      if (spec.DesiredStatus !== "run" || ["complete", "failed", "lost"].includes(spec.ClientStatus)) {
+        runner.destroy();
+        continue;
+      }
+      runner.start();
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.host.timers.after(ms, resolve));
+  }
+}

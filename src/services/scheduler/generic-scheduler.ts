@@ -1,0 +1,206 @@
+import type { AllocRow } from "../../../projections/allocs.ts";
+import { latestDeployment } from "../../../projections/deployments.ts";
+import { jobKey } from "../../../projections/evals.ts";
+import type { JobRow } from "../../../projections/jobs.ts";
+import { allocUsage } from "../../../projections/resources.ts";
+import { isTerminalAlloc } from "../../../streams/allocs.ts";
+import { isDeploymentActive } from "../../../streams/deployments.ts";
+import { type EvaluationSpec, ZERO_TIME } from "../../../streams/evals.ts";
+import type { TaskGroupSpec } from "../../../streams/jobs.ts";
+import { Feasibility } from "./feasibility.ts";
+import type { AllocMetric } from "./metrics.ts";
+import { Plan } from "./plan.ts";
+import { inAnyDatacenter } from "./ready-nodes.ts";
+import { type DestructiveResult, type PlaceResult, Reconciler, type UpdateKind } from "./reconciler.ts";
+import { rescheduleTrackerFor } from "./reschedule.ts";
+import { seededRandom } from "./rng.ts";
+import {
+  algorithmOf,
+  evalPendingIn,
+  penaltyNodes,
+  type ScheduleOutcome,
+  type SchedulerContext,
+  taintedNodes,
+  updateNonTerminalAllocsToLost,
+} from "./scheduler-context.ts";
+import { PlacementStack } from "./stack.ts";
+import { tasksUpdated } from "./tasks-updated.ts";
+
+export interface GenericOptions {
+  /** Retries of one evaluation draw a different node order. */
+  readonly attempt: number;
+  /** A job to schedule in place of the stored one (a dry-run plan). */
+  readonly job?: JobRow;
+}
+
+/**
+ * Nomad's GenericScheduler (service and batch jobs), one pass: reconcile the
+ * job's allocations with the job, then place what must be placed. Pure: the
+ * outcome is a plan and the evaluations it needs; the worker writes them.
+ */
+export function scheduleGeneric(
+  ctx: SchedulerContext,
+  evaluation: EvaluationSpec,
+  options: GenericOptions,
+): ScheduleOutcome {
+  const { tables } = ctx;
+  const key = jobKey(evaluation.Namespace, evaluation.JobID);
+  const job = options.job ?? tables.jobs.get(key);
+  const batch = evaluation.Type === "batch";
+  const stopped = !job || job.Stop;
+  const nowNs = ctx.nowMs * 1e6;
+  const plan = new Plan(evaluation.ID, job, tables.allocs, nowNs);
+  const deployment = batch
+    ? undefined
+    : latestDeployment(tables.deployments, evaluation.Namespace, evaluation.JobID);
+  const allocs = tables.allocs.by("job", key);
+  const tainted = taintedNodes(tables, allocs);
+  updateNonTerminalAllocsToLost(plan, tainted, allocs);
+
+  const feasibility = job && !stopped ? new Feasibility(job) : undefined;
+  let stack: PlacementStack | undefined;
+  const stackFor = (j: JobRow) => {
+    stack ??= newStack(ctx, evaluation, options.attempt, j, plan, feasibility!, batch);
+    return stack;
+  };
+
+  const updateKind = (existing: AllocRow, tg: TaskGroupSpec): UpdateKind => {
+    const j = job!;
+    if (existing.Job?.JobModifyIndex === j.JobModifyIndex) return "ignore";
+    if (tasksUpdated(tg, existing.Job)) return "destructive";
+    if (isTerminalAlloc(existing)) return "ignore";
+    const node = tables.nodes.get(existing.NodeID);
+    if (!node || !inAnyDatacenter(j.Datacenters, node.Datacenter)) return "destructive";
+    const fits = stackFor(j).selectOn(node, tg, allocUsage(existing));
+    return fits.selection ? "inplace" : "destructive";
+  };
+
+  const results = new Reconciler({
+    jobID: evaluation.JobID,
+    namespace: evaluation.Namespace,
+    job,
+    batch,
+    deployment,
+    allocs,
+    tainted,
+    evalID: evaluation.ID,
+    evalPriority: evaluation.Priority,
+    nowMs: ctx.nowMs,
+    evalPending: evalPendingIn(tables),
+    newID: ctx.newID,
+    updateKind,
+  }).compute();
+
+  plan.deployment = results.deployment;
+  plan.deploymentUpdates = results.deploymentUpdates;
+  const ended = new Set(results.deploymentUpdates.map((u) => u.DeploymentID));
+  const live = results.deployment ?? (deployment && !ended.has(deployment.ID) ? deployment : undefined);
+  plan.deploymentID = live && isDeploymentActive(live.Status) && !stopped ? live.ID : "";
+  for (const s of results.stop) plan.appendStop(s.alloc, s.description, s.clientStatus, s.followupEvalID);
+  for (const [ID, FollowupEvalID] of results.disconnectUpdates)
+    plan.disconnected.push({ ID, FollowupEvalID });
+  for (const a of results.reconnectUpdates) plan.reconnected.push(a.ID);
+  for (const a of results.inplace) plan.inPlace.push(a.ID);
+  for (const [ID, FollowupEvalID] of results.attributeUpdates) plan.followups.push({ ID, FollowupEvalID });
+
+  const queued: Record<string, number> = {};
+  let failed: Record<string, AllocMetric> | null = null;
+  if (results.place.length + results.destructive.length === 0) {
+    if (job) for (const tg of job.TaskGroups) queued[tg.Name] = 0;
+  } else {
+    for (const p of results.place) queued[p.tg.Name] = (queued[p.tg.Name] ?? 0) + 1;
+    for (const d of results.destructive) queued[d.tg.Name] = (queued[d.tg.Name] ?? 0) + 1;
+    failed = computePlacements(ctx, stackFor(job!), plan, results.destructive, results.place, nowNs);
+  }
+
+  const delayInstead = results.followupEvals.length > 0 && evaluation.WaitUntil === ZERO_TIME;
+  const followupEvals = results.followupEvals.map((e) =>
+    delayInstead ? { ...e, PreviousEval: evaluation.ID } : e,
+  );
+  return {
+    job,
+    plan,
+    followupEvals,
+    failedTGAllocs: failed,
+    queuedAllocs: queued,
+    deploymentID: (results.deployment ?? deployment)?.ID ?? "",
+    classEligibility: feasibility ? feasibility.classEligibility() : {},
+    escaped: feasibility?.escaped ?? false,
+    desiredTGUpdates: results.desiredTGUpdates,
+    delayInstead,
+  };
+}
+
+function newStack(
+  ctx: SchedulerContext,
+  evaluation: EvaluationSpec,
+  attempt: number,
+  job: JobRow,
+  plan: Plan,
+  feasibility: Feasibility,
+  batch: boolean,
+): PlacementStack {
+  const ready = ctx.readyNodes.list();
+  const { byDc, total } = ctx.readyNodes.available(job.Datacenters);
+  return new PlacementStack(
+    ctx.tables.nodes,
+    ready,
+    seededRandom(`${evaluation.ID}/${attempt}`),
+    job,
+    plan,
+    feasibility,
+    algorithmOf(ctx.tables),
+    total,
+    batch,
+    byDc,
+  );
+}
+
+/** Nomad's computePlacements: destructive updates first (their resources are freed), then placements. */
+function computePlacements(
+  ctx: SchedulerContext,
+  stack: PlacementStack,
+  plan: Plan,
+  destructive: readonly DestructiveResult[],
+  place: readonly PlaceResult[],
+  nowNs: number,
+): Record<string, AllocMetric> | null {
+  let failed: Record<string, AllocMetric> | null = null;
+  const one = (
+    name: string,
+    tg: TaskGroupSpec,
+    prev: AllocRow | undefined,
+    reschedule: boolean,
+    stopPrev?: string,
+  ) => {
+    const earlier = failed?.[tg.Name];
+    if (earlier) {
+      earlier.CoalescedFailures++;
+      earlier.exhaustResources(tg);
+      return;
+    }
+    if (prev && stopPrev !== undefined) plan.appendStop(prev, stopPrev);
+    const { selection, metric } = stack.select(tg, { penaltyNodes: penaltyNodes(prev) });
+    if (selection) {
+      plan.appendPlacement({
+        ID: ctx.newID(),
+        Name: name,
+        TaskGroup: tg.Name,
+        NodeID: selection.node.ID,
+        Score: selection.score,
+        NodesEvaluated: metric.NodesEvaluated,
+        ...(prev ? { PreviousAllocation: prev.ID } : {}),
+        ...(prev && reschedule ? { RescheduleTracker: rescheduleTrackerFor(prev, nowNs) } : {}),
+        tg,
+      });
+      return;
+    }
+    metric.exhaustResources(tg);
+    failed ??= {};
+    failed[tg.Name] = metric;
+    if (prev && stopPrev !== undefined) plan.popStop(prev);
+  };
+  for (const d of destructive) one(d.name, d.tg, d.stop, false, d.description);
+  for (const p of place) one(p.name, p.tg, p.previous, p.reschedule);
+  return failed;
+}

@@ -1,0 +1,86 @@
+import type { TaskGroupSpec } from "../../../streams/jobs.ts";
+
+/** One node's scores for a placement (Nomad's NodeScoreMeta). */
+export interface NodeScoreMeta {
+  readonly NodeID: string;
+  readonly Scores: Readonly<Record<string, number>>;
+  readonly NormScore: number;
+}
+
+/**
+ * Nomad's AllocMetric: what one placement attempt looked at and why nodes
+ * were passed over. Evaluations carry it per failed task group
+ * (FailedTGAllocs), as Nomad's JSON shows it.
+ */
+export class AllocMetric {
+  NodesEvaluated = 0;
+  NodesFiltered = 0;
+  NodesInPool = 0;
+  NodesAvailable: Record<string, number> | null = null;
+  ClassFiltered: Record<string, number> | null = null;
+  ConstraintFiltered: Record<string, number> | null = null;
+  NodesExhausted = 0;
+  ClassExhausted: Record<string, number> | null = null;
+  DimensionExhausted: Record<string, number> | null = null;
+  QuotaExhausted: string[] | null = null;
+  ResourcesExhausted: Record<string, Record<string, number>> | null = null;
+  ScoreMetaData: NodeScoreMeta[] | null = null;
+  AllocationTime = 0;
+  CoalescedFailures = 0;
+
+  filterClass(cls: string): void {
+    this.NodesFiltered++;
+    this.ClassFiltered ??= {};
+    this.ClassFiltered[cls] = (this.ClassFiltered[cls] ?? 0) + 1;
+  }
+
+  filterConstraint(constraint: string): void {
+    this.NodesFiltered++;
+    this.ConstraintFiltered ??= {};
+    this.ConstraintFiltered[constraint] = (this.ConstraintFiltered[constraint] ?? 0) + 1;
+  }
+
+  exhausted(cls: string, dimension: string): void {
+    this.NodesExhausted++;
+    if (cls) {
+      this.ClassExhausted ??= {};
+      this.ClassExhausted[cls] = (this.ClassExhausted[cls] ?? 0) + 1;
+    }
+    this.DimensionExhausted ??= {};
+    this.DimensionExhausted[dimension] = (this.DimensionExhausted[dimension] ?? 0) + 1;
+  }
+
+  /** Nomad's ExhaustResources: what the group asked for, per task. */
+  exhaustResources(tg: TaskGroupSpec): void {
+    if (this.DimensionExhausted === null) return;
+    this.ResourcesExhausted ??= {};
+    for (const t of tg.Tasks) {
+      const prev = this.ResourcesExhausted[t.Name] ?? { CPU: 0, MemoryMB: 0, DiskMB: 0 };
+      this.ResourcesExhausted[t.Name] = {
+        CPU: (prev.CPU ?? 0) + t.Resources.CPU,
+        MemoryMB: (prev.MemoryMB ?? 0) + t.Resources.MemoryMB,
+        DiskMB: prev.DiskMB ?? 0,
+      };
+    }
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      NodesEvaluated: this.NodesEvaluated,
+      NodesFiltered: this.NodesFiltered,
+      NodesInPool: this.NodesInPool,
+      NodesAvailable: this.NodesAvailable,
+      ClassFiltered: this.ClassFiltered,
+      ConstraintFiltered: this.ConstraintFiltered,
+      NodesExhausted: this.NodesExhausted,
+      ClassExhausted: this.ClassExhausted,
+      DimensionExhausted: this.DimensionExhausted,
+      QuotaExhausted: this.QuotaExhausted,
+      ResourcesExhausted: this.ResourcesExhausted,
+      Scores: null,
+      ScoreMetaData: this.ScoreMetaData,
+      AllocationTime: this.AllocationTime,
+      CoalescedFailures: this.CoalescedFailures,
+    };
+  }
+}

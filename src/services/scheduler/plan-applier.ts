@@ -1,0 +1,89 @@
+import type { Projections } from "../../../projections/index.ts";
+import type { AllocPlacement, AllocsPlanApplied } from "../../../streams/allocs.ts";
+import type { EvaluationSpec, EvaluationsUpserted } from "../../../streams/evals.ts";
+import type { Draft, Written } from "../../store/writer.ts";
+import type { Plan } from "./plan.ts";
+
+/** Placements per plan record: keeps a record well under a megabyte (Kafka's default message limit). */
+export const PLACEMENTS_PER_RECORD = 1_000;
+
+export interface PlanResult {
+  /** Every record applied and nothing was refused: Nomad's FullCommit. */
+  readonly fullCommit: boolean;
+  /** Some placement applied (Nomad resets the attempt count on progress). */
+  readonly progress: boolean;
+  /** Placements that applied, per task group (Nomad's adjustQueuedAllocations). */
+  readonly placedByGroup: Readonly<Record<string, number>>;
+  readonly index: number;
+}
+
+/**
+ * The leader side of Nomad's plan applier: turns a plan into its records
+ * (the follow-up evaluations first, then the plan, in compact form and in
+ * chunks), appends them as one run, and reads back what the second check at
+ * apply let through. The check itself is the allocs projection's
+ * (projections/plan-apply.ts): every server and every replay decides it the
+ * same way, and the log orders concurrent plans.
+ */
+export async function submitPlan(
+  write: (drafts: readonly Draft[]) => Promise<Written>,
+  tables: Projections["tables"],
+  plan: Plan,
+  followups: readonly EvaluationSpec[],
+  newID: () => string,
+): Promise<PlanResult> {
+  const drafts: Draft[] = [];
+  if (followups.length > 0) {
+    const data: EvaluationsUpserted = { Evals: followups };
+    drafts.push({ type: "EvaluationsUpserted", v: 1, data });
+  }
+  const records = planRecords(plan, newID);
+  for (const data of records) drafts.push({ type: "AllocsPlanApplied", v: 1, data });
+  const written = await write(drafts);
+  let fullCommit = written.outcomes.every((o) => o.status === "applied");
+  for (const r of records) if (tables.planRefusals.has(r.PlanID!)) fullCommit = false;
+  const placedByGroup: Record<string, number> = {};
+  let progress = false;
+  for (const p of plan.placements) {
+    const a = tables.allocs.get(p.ID);
+    if (!a || a.EvalID !== plan.evalID) continue;
+    progress = true;
+    placedByGroup[p.TaskGroup] = (placedByGroup[p.TaskGroup] ?? 0) + 1;
+  }
+  return { fullCommit, progress, placedByGroup, index: written.index };
+}
+
+/** The plan as AllocsPlanApplied records: everything but the bulk of the placements in the first. */
+export function planRecords(plan: Plan, newID: () => string): AllocsPlanApplied[] {
+  const placements: AllocPlacement[] = plan.placements.map(({ tg: _tg, ...p }) => p);
+  const chunks: AllocPlacement[][] = [];
+  for (let i = 0; i < placements.length; i += PLACEMENTS_PER_RECORD) {
+    chunks.push(placements.slice(i, i + PLACEMENTS_PER_RECORD));
+  }
+  if (chunks.length === 0) chunks.push([]);
+  const job = plan.job ? { Namespace: plan.job.Namespace, ID: plan.job.ID, Version: plan.job.Version } : null;
+  return chunks.map((chunk, i) => {
+    const record: Record<string, unknown> = {
+      EvalID: plan.evalID,
+      PlanID: newID(),
+      Placed: [],
+      Updated: [],
+      Stopped: i === 0 ? [...plan.stops.values()].map(({ NodeID: _node, ...stop }) => stop) : [],
+      Preempted: [],
+    };
+    if (chunk.length > 0 || (i === 0 && plan.inPlace.length > 0)) {
+      record.Job = job;
+      if (plan.deploymentID !== "") record.DeploymentID = plan.deploymentID;
+    }
+    if (chunk.length > 0) record.Placements = chunk;
+    if (i === 0) {
+      if (plan.inPlace.length > 0) record.InPlace = plan.inPlace;
+      if (plan.disconnected.length > 0) record.Disconnected = plan.disconnected;
+      if (plan.reconnected.length > 0) record.Reconnected = plan.reconnected;
+      if (plan.followups.length > 0) record.Followups = plan.followups;
+      if (plan.deployment) record.Deployment = plan.deployment;
+      if (plan.deploymentUpdates.length > 0) record.DeploymentUpdates = plan.deploymentUpdates;
+    }
+    return record as unknown as AllocsPlanApplied;
+  });
+}

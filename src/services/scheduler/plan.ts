@@ -1,0 +1,137 @@
+import type { AllocRow } from "../../../projections/allocs.ts";
+import type { JobRow } from "../../../projections/jobs.ts";
+import { addUsage, allocUsage, groupAllocation, type Usage } from "../../../projections/resources.ts";
+import {
+  type AllocFollowup,
+  type AllocPlacement,
+  type AllocStopDiff,
+  type ClientStatus,
+  isTerminalAlloc,
+} from "../../../streams/allocs.ts";
+import type { DeploymentSpec, DeploymentStatusUpdate } from "../../../streams/deployments.ts";
+import type { TaskGroupSpec } from "../../../streams/jobs.ts";
+import type { Table } from "../../store/table.ts";
+
+/** A placement the plan makes, with what the compact record needs. */
+export interface PlannedAlloc extends AllocPlacement {
+  readonly tg: TaskGroupSpec;
+}
+
+/**
+ * Nomad's Plan, in memory: what one evaluation wants changed. It also
+ * answers "what would this node run if the plan applied" (Nomad's
+ * ProposedAllocs), which placement decisions are made against.
+ */
+export class Plan {
+  readonly placements: PlannedAlloc[] = [];
+  readonly stops = new Map<string, AllocStopDiff & { readonly NodeID: string }>();
+  readonly inPlace: string[] = [];
+  readonly disconnected: AllocFollowup[] = [];
+  readonly reconnected: string[] = [];
+  readonly followups: AllocFollowup[] = [];
+  deployment: DeploymentSpec | null = null;
+  deploymentUpdates: DeploymentStatusUpdate[] = [];
+  deploymentID = "";
+  private readonly perNode = new Map<string, NodeUse>();
+
+  constructor(
+    readonly evalID: string,
+    readonly job: JobRow | undefined,
+    private readonly allocs: Table<AllocRow>,
+    private readonly nowNs: number,
+  ) {}
+
+  isNoOp(): boolean {
+    return (
+      this.placements.length === 0 &&
+      this.stops.size === 0 &&
+      this.inPlace.length === 0 &&
+      this.disconnected.length === 0 &&
+      this.reconnected.length === 0 &&
+      this.followups.length === 0 &&
+      this.deployment === null &&
+      this.deploymentUpdates.length === 0
+    );
+  }
+
+  /** Nomad's AppendStoppedAlloc. */
+  appendStop(
+    a: AllocRow,
+    description: string,
+    clientStatus: ClientStatus | "" = "",
+    followupEvalID = "",
+  ): void {
+    if (this.stops.has(a.ID)) return;
+    this.stops.set(a.ID, {
+      ID: a.ID,
+      NodeID: a.NodeID,
+      DesiredDescription: description,
+      ClientStatus: clientStatus,
+      FollowupEvalID: followupEvalID,
+      ModifyTime: this.nowNs,
+    });
+    const use = this.perNode.get(a.NodeID);
+    if (use && !isTerminalAlloc(a)) use.remove(a);
+  }
+
+  /** Nomad's PopUpdate: takes back a stop (a replacement that could not be placed). */
+  popStop(a: AllocRow): void {
+    if (!this.stops.delete(a.ID)) return;
+    const use = this.perNode.get(a.NodeID);
+    if (use && !isTerminalAlloc(a)) use.add(a.JobID, a.TaskGroup, allocUsage(a));
+  }
+
+  appendPlacement(p: PlannedAlloc): void {
+    this.placements.push(p);
+    this.perNode.get(p.NodeID)?.add(this.job?.ID ?? "", p.TaskGroup, groupAllocation(p.tg).usage);
+  }
+
+  /** What `nodeID` would run if the plan applied. */
+  proposed(nodeID: string): NodeUse {
+    let use = this.perNode.get(nodeID);
+    if (use) return use;
+    use = new NodeUse();
+    for (const a of this.allocs.by("node", nodeID)) {
+      if (isTerminalAlloc(a) || this.stops.has(a.ID)) continue;
+      use.add(a.JobID, a.TaskGroup, allocUsage(a), a.ID);
+    }
+    for (const p of this.placements) {
+      if (p.NodeID === nodeID) use.add(this.job?.ID ?? "", p.TaskGroup, groupAllocation(p.tg).usage, p.ID);
+    }
+    this.perNode.set(nodeID, use);
+    return use;
+  }
+}
+
+/** One node's proposed load: its resources in use and its allocations per job and group. */
+export class NodeUse {
+  readonly used: Usage = { cpu: 0, memoryMB: 0, diskMB: 0 };
+  private readonly jobs = new Map<string, Map<string, number>>();
+
+  add(jobID: string, tg: string, usage: Readonly<Usage>, _id?: string): void {
+    addUsage(this.used, usage);
+    let groups = this.jobs.get(jobID);
+    if (!groups) {
+      groups = new Map();
+      this.jobs.set(jobID, groups);
+    }
+    groups.set(tg, (groups.get(tg) ?? 0) + 1);
+  }
+
+  remove(a: AllocRow): void {
+    addUsage(this.used, allocUsage(a), -1);
+    const groups = this.jobs.get(a.JobID);
+    const n = groups?.get(a.TaskGroup) ?? 0;
+    if (groups && n > 0) groups.set(a.TaskGroup, n - 1);
+  }
+
+  /** Allocations of `jobID` (of group `tg`, when given) on the node. */
+  count(jobID: string, tg?: string): number {
+    const groups = this.jobs.get(jobID);
+    if (!groups) return 0;
+    if (tg !== undefined) return groups.get(tg) ?? 0;
+    let n = 0;
+    for (const c of groups.values()) n += c;
+    return n;
+  }
+}

@@ -1,0 +1,108 @@
+import type { AllocRow } from "../../../projections/allocs.ts";
+import { jobKey } from "../../../projections/evals.ts";
+import type { Projections } from "../../../projections/index.ts";
+import type { JobRow } from "../../../projections/jobs.ts";
+import type { NodeRow } from "../../../projections/nodes.ts";
+import { currentSchedulerConfig } from "../../../projections/scheduler-config.ts";
+import type { EvaluationSpec } from "../../../streams/evals.ts";
+import { isTerminalEvalStatus } from "../../../streams/evals.ts";
+import { ALLOC_LOST } from "./descriptions.ts";
+import type { AllocMetric } from "./metrics.ts";
+import type { Plan } from "./plan.ts";
+import type { ReadyNodes } from "./ready-nodes.ts";
+import type { DesiredUpdates } from "./reconciler.ts";
+
+/**
+ * What a scheduler computes against: the tables as they are (read
+ * synchronously, so they cannot change under one computation), the ready
+ * nodes, the time, and where new IDs come from.
+ */
+export interface SchedulerContext {
+  readonly tables: Projections["tables"];
+  readonly readyNodes: ReadyNodes;
+  readonly nowMs: number;
+  readonly newID: () => string;
+}
+
+/** What one pass of a scheduler decided for an evaluation. */
+export interface ScheduleOutcome {
+  readonly job: JobRow | undefined;
+  readonly plan: Plan;
+  /** Follow-up evaluations (reschedule later, disconnect timeouts), to create before the plan. */
+  readonly followupEvals: readonly EvaluationSpec[];
+  readonly failedTGAllocs: Record<string, AllocMetric> | null;
+  readonly queuedAllocs: Record<string, number>;
+  readonly deploymentID: string;
+  readonly classEligibility: Record<string, boolean>;
+  readonly escaped: boolean;
+  readonly desiredTGUpdates: Record<string, DesiredUpdates>;
+  /** Nomad's delayInstead: failures wait for the follow-ups instead of a blocked evaluation. */
+  readonly delayInstead: boolean;
+}
+
+export function algorithmOf(tables: Projections["tables"]): "binpack" | "spread" {
+  return currentSchedulerConfig(tables.schedulerConfig).SchedulerAlgorithm === "spread"
+    ? "spread"
+    : "binpack";
+}
+
+export function jobOf(tables: Projections["tables"], namespace: string, jobID: string): JobRow | undefined {
+  return tables.jobs.get(jobKey(namespace, jobID));
+}
+
+/** A job the cluster never recorded (no row, no version): its allocations are none of the scheduler's business. */
+export function jobUnknown(tables: Projections["tables"], namespace: string, jobID: string): boolean {
+  const key = jobKey(namespace, jobID);
+  return !tables.jobs.has(key) && tables.jobVersions.countBy("job", key) === 0;
+}
+
+export function evalPendingIn(tables: Projections["tables"]): (id: string) => boolean {
+  return (id) => {
+    const e = tables.evals.get(id);
+    return e !== undefined && !isTerminalEvalStatus(e.Status);
+  };
+}
+
+/** Nomad's taintedNodes: the nodes of these allocations that are gone, down, draining or disconnected. */
+export function taintedNodes(
+  tables: Projections["tables"],
+  allocs: readonly AllocRow[],
+): Map<string, NodeRow | null> {
+  const out = new Map<string, NodeRow | null>();
+  for (const a of allocs) {
+    if (out.has(a.NodeID)) continue;
+    const node = tables.nodes.get(a.NodeID);
+    if (!node) out.set(a.NodeID, null);
+    else if (node.Status === "down" || node.DrainStrategy !== null || node.Status === "disconnected")
+      out.set(a.NodeID, node);
+  }
+  return out;
+}
+
+/** Nomad's updateNonTerminalAllocsToLost: stopped allocations still running on a down node are lost. */
+export function updateNonTerminalAllocsToLost(
+  plan: Plan,
+  tainted: ReadonlyMap<string, NodeRow | null>,
+  allocs: readonly AllocRow[],
+): void {
+  for (const a of allocs) {
+    if (!tainted.has(a.NodeID)) continue;
+    const node = tainted.get(a.NodeID);
+    if (node && node.Status !== "down") continue;
+    if (
+      (a.DesiredStatus === "stop" || a.DesiredStatus === "evict") &&
+      (a.ClientStatus === "running" || a.ClientStatus === "pending")
+    ) {
+      plan.appendStop(a, ALLOC_LOST, "lost");
+    }
+  }
+}
+
+/** Penalty nodes for a replacement (Nomad's getSelectOptions): where it failed, and where its predecessors ran. */
+export function penaltyNodes(prev: AllocRow | undefined): Set<string> | undefined {
+  if (!prev) return undefined;
+  const nodes = new Set<string>();
+  if (prev.ClientStatus === "failed") nodes.add(prev.NodeID);
+  for (const e of prev.RescheduleTracker?.Events ?? []) nodes.add(e.PrevNodeID);
+  return nodes;
+}

@@ -1,0 +1,266 @@
+import { randomUUID } from "node:crypto";
+import { filter, type Subscription } from "rxjs";
+import type { AllocRow } from "../../../projections/allocs.ts";
+import type { EvaluationRow } from "../../../projections/evals.ts";
+import type { NodeRow } from "../../../projections/nodes.ts";
+import { currentSchedulerConfig } from "../../../projections/scheduler-config.ts";
+import { isClientTerminal } from "../../../streams/allocs.ts";
+import {
+  type EvaluationSpec,
+  type EvaluationsUpserted,
+  isTerminalEvalStatus,
+  newEvaluation,
+} from "../../../streams/evals.ts";
+import type { Change } from "../../store/projection.ts";
+import type { Timer } from "../../util/clock.ts";
+import type { LeaderService, ServiceContext } from "../service.ts";
+import { BlockedEvals } from "./blocked-evals.ts";
+import { CANCELED_BY_NEWER_EVAL, DELIVERY_LIMIT_REACHED, DUPLICATE_BLOCKED_EVAL } from "./descriptions.ts";
+import { type BrokerOptions, DEFAULT_BROKER_OPTIONS, EvalBroker } from "./eval-broker.ts";
+import { isReadyNode, ReadyNodes, readinessChanged } from "./ready-nodes.ts";
+import { specOf, Worker, type WorkerRuntime } from "./worker.ts";
+
+/** Nomad's failedEvalUnblockInterval. */
+const UNBLOCK_FAILED_EVERY_MS = 60_000;
+/** Nomad's EvalFailedFollowupBaselineDelay and EvalFailedFollowupDelayRange. */
+const FAILED_FOLLOWUP_BASE_MS = 60_000;
+const FAILED_FOLLOWUP_RANGE_MS = 300_000;
+/** Nomad's cancel reaper batch. */
+const CANCEL_BATCH = 728;
+
+export interface SchedulerOptions {
+  /** Concurrent workers: computing is single-threaded, so more of them only overlap log writes. */
+  readonly workers?: number;
+  readonly broker?: Partial<BrokerOptions>;
+  readonly newID?: () => string;
+  readonly random?: () => number;
+}
+
+/**
+ * The scheduler, a leader-only service. Everything it does is a reaction to
+ * projection changes: pending evaluations go to the broker, blocked ones to
+ * the blocked tracker, node and allocation changes release blocked ones,
+ * the scheduler configuration pauses and resumes the broker. Workers take
+ * evaluations from the broker and write plans and evaluation updates, fenced
+ * by the leadership epoch. All of it is rebuilt from the evals table when
+ * leadership starts.
+ */
+export class SchedulerService implements LeaderService {
+  readonly name = "scheduler";
+  private ctx: ServiceContext | undefined;
+  private broker: EvalBroker | undefined;
+  private blocked: BlockedEvals | undefined;
+  private readyNodes: ReadyNodes | undefined;
+  private subscription: Subscription | undefined;
+  private workers: Worker[] = [];
+  private running: Promise<void>[] = [];
+  private unblockTimer: Timer | undefined;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private paused = true;
+  readonly counters = { evals: 0, plans: 0 };
+  private readonly newID: () => string;
+  private readonly random: () => number;
+
+  constructor(private readonly options: SchedulerOptions = {}) {
+    this.newID = options.newID ?? randomUUID;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** The broker while leading (tests and benchmarks look at its queues). */
+  get evalBroker(): EvalBroker | undefined {
+    return this.broker;
+  }
+
+  get blockedEvals(): BlockedEvals | undefined {
+    return this.blocked;
+  }
+
+  start(ctx: ServiceContext): void {
+    this.ctx = ctx;
+    const broker = new EvalBroker(
+      ctx.clock,
+      {
+        onFailed: (e) => this.track(this.fail(ctx, broker, e)),
+        onCancelable: (evals) => this.track(this.cancel(ctx, evals, CANCELED_BY_NEWER_EVAL)),
+      },
+      { ...DEFAULT_BROKER_OPTIONS, ...this.options.broker },
+    );
+    const blocked = new BlockedEvals(broker, {
+      onDuplicates: (evals) =>
+        this.track(this.cancel(ctx, evals, evals[0] ? DUPLICATE_BLOCKED_EVAL(evals[0].JobID) : "")),
+    });
+    const readyNodes = new ReadyNodes(ctx.tables.nodes);
+    this.broker = broker;
+    this.blocked = blocked;
+    this.readyNodes = readyNodes;
+
+    this.subscription = ctx.store.change$
+      .pipe(filter((c) => WATCHED.has(c.table)))
+      .subscribe({ next: (c) => this.changed(c), error: () => undefined });
+    this.paused = true;
+    this.setPaused(currentSchedulerConfig(ctx.tables.schedulerConfig).PauseEvalBroker);
+
+    const runtime: WorkerRuntime = {
+      tables: ctx.tables,
+      broker,
+      blocked,
+      readyNodes,
+      clock: ctx.clock,
+      logger: ctx.logger.child({ component: "scheduler" }),
+      newID: this.newID,
+      appliedIndex: () => ctx.store.appliedIndex,
+      write: (drafts) => ctx.write(drafts),
+      counters: this.counters,
+    };
+    const n = Math.max(1, this.options.workers ?? 4);
+    this.workers = Array.from({ length: n }, () => new Worker(runtime));
+    this.running = this.workers.map((w) => w.run());
+    const tick = () => {
+      this.blocked?.unblockFailed();
+      this.unblockTimer = ctx.clock.setTimeout(tick, UNBLOCK_FAILED_EVERY_MS);
+    };
+    this.unblockTimer = ctx.clock.setTimeout(tick, UNBLOCK_FAILED_EVERY_MS);
+  }
+
+  async stop(): Promise<void> {
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
+    if (this.unblockTimer && this.ctx) this.ctx.clock.clearTimeout(this.unblockTimer);
+    for (const w of this.workers) w.stop();
+    this.broker?.close();
+    this.blocked?.setEnabled(false);
+    await Promise.allSettled(this.running);
+    await Promise.allSettled([...this.inFlight]);
+    this.workers = [];
+    this.running = [];
+    this.ctx = undefined;
+  }
+
+  private setPaused(paused: boolean): void {
+    if (this.paused === paused) return;
+    this.paused = paused;
+    this.broker!.setEnabled(!paused);
+    this.blocked!.setEnabled(!paused);
+    if (!paused) this.restore();
+  }
+
+  /** Nomad's restoreEvals: pending evaluations to the broker, blocked ones to the tracker. */
+  private restore(): void {
+    const { evals } = this.ctx!.tables;
+    const byAge = (a: EvaluationRow, b: EvaluationRow) => a.CreateIndex - b.CreateIndex;
+    for (const e of evals.by("status", "pending").sort(byAge)) this.broker!.enqueue(e);
+    for (const e of evals.by("status", "blocked").sort(byAge)) this.blocked!.block(e);
+  }
+
+  private changed(c: Change): void {
+    switch (c.table) {
+      case "evals":
+        return this.evalChanged(c.before as EvaluationRow | undefined, c.after as EvaluationRow | undefined);
+      case "nodes": {
+        const before = c.before as NodeRow | undefined;
+        const after = c.after as NodeRow | undefined;
+        if (!readinessChanged(before, after)) return;
+        this.readyNodes!.invalidate();
+        if (after && isReadyNode(after)) this.blocked!.unblock(after.ComputedClass, c.index);
+        return;
+      }
+      case "allocs": {
+        const before = c.before as AllocRow | undefined;
+        const after = c.after as AllocRow | undefined;
+        if (!before || !after) return;
+        // Capacity frees when the client is done with it or the scheduler stopped it.
+        const finished = !isClientTerminal(before) && isClientTerminal(after);
+        const stopped = before.DesiredStatus === "run" && after.DesiredStatus !== "run";
+        if (!finished && !stopped) return;
+        const node = this.ctx!.tables.nodes.get(after.NodeID);
+        if (node) this.blocked!.unblock(node.ComputedClass, c.index);
+        return;
+      }
+      case "scheduler_config":
+        return this.setPaused(currentSchedulerConfig(this.ctx!.tables.schedulerConfig).PauseEvalBroker);
+    }
+  }
+
+  private evalChanged(before: EvaluationRow | undefined, after: EvaluationRow | undefined): void {
+    if (!after) {
+      if (before) this.blocked!.remove(before.ID);
+      return;
+    }
+    if (after.Status === "pending" && before?.Status !== "pending") this.broker!.enqueue(after);
+    else if (after.Status === "blocked" && before?.Status !== "blocked") this.blocked!.block(after);
+    else if (before?.Status === "blocked" && isTerminalEvalStatus(after.Status))
+      this.blocked!.remove(after.ID);
+    if (after.Status === "complete" && isEmpty(after.FailedTGAllocs))
+      this.blocked!.untrack(after.Namespace, after.JobID);
+  }
+
+  /** Nomad's failed-eval reaper: failed at the delivery limit, with a failed-follow-up evaluation later. */
+  private async fail(ctx: ServiceContext, broker: EvalBroker, e: EvaluationRow): Promise<void> {
+    const now = ctx.clock.now();
+    const current = ctx.tables.evals.get(e.ID) ?? e;
+    const wait = FAILED_FOLLOWUP_BASE_MS + Math.floor(this.random() * FAILED_FOLLOWUP_RANGE_MS);
+    const followup = newEvaluation({
+      ID: this.newID(),
+      Namespace: e.Namespace,
+      Priority: e.Priority,
+      Type: e.Type,
+      TriggeredBy: "failed-follow-up",
+      JobID: e.JobID,
+      JobModifyIndex: e.JobModifyIndex,
+      PreviousEval: e.ID,
+      Wait: wait * 1e6,
+      CreateTime: now * 1e6,
+    });
+    const failed: EvaluationSpec = {
+      ...specOf(current),
+      Status: "failed",
+      StatusDescription: DELIVERY_LIMIT_REACHED(DEFAULT_BROKER_OPTIONS.deliveryLimit),
+      NextEval: followup.ID,
+      ModifyTime: Math.max(now * 1e6, current.CreateTime + 1),
+    };
+    try {
+      const data: EvaluationsUpserted = { Evals: [failed, followup] };
+      await ctx.write([{ type: "EvaluationsUpserted", v: 1, data }]);
+    } finally {
+      broker.ackFailed(e);
+    }
+  }
+
+  /** Marks evaluations canceled (superseded pending ones, duplicate blocked ones), in batches. */
+  private async cancel(
+    ctx: ServiceContext,
+    evals: readonly EvaluationRow[],
+    description: string,
+  ): Promise<void> {
+    const now = ctx.clock.now() * 1e6;
+    const canceled: EvaluationSpec[] = [];
+    for (const e of evals) {
+      const current = ctx.tables.evals.get(e.ID);
+      if (!current || isTerminalEvalStatus(current.Status)) continue;
+      canceled.push({
+        ...specOf(current),
+        Status: "canceled",
+        StatusDescription: description,
+        ModifyTime: Math.max(now, current.CreateTime + 1),
+      });
+    }
+    for (let i = 0; i < canceled.length; i += CANCEL_BATCH) {
+      const data: EvaluationsUpserted = { Evals: canceled.slice(i, i + CANCEL_BATCH) };
+      await ctx.write([{ type: "EvaluationsUpserted", v: 1, data }]);
+    }
+  }
+
+  private track(p: Promise<unknown>): void {
+    const done = p.catch((err: Error) =>
+      this.ctx?.logger.error({ err }, "scheduler bookkeeping write failed"),
+    );
+    this.inFlight.add(done);
+    void done.finally(() => this.inFlight.delete(done));
+  }
+}
+
+const WATCHED = new Set(["evals", "nodes", "allocs", "scheduler_config"]);
+
+function isEmpty(map: Readonly<Record<string, unknown>> | null): boolean {
+  return map === null || Object.keys(map).length === 0;
+}
