@@ -93,19 +93,35 @@ export function applyPlan(ctx: ApplyContext, t: PlanTables, plan: AllocsPlanAppl
   const { allocs, nodes } = t;
   // Whole-plan preconditions of the full-spec fields, before any change.
   for (const a of plan.Placed) {
-    if (allocs.has(a.ID)) return ctx.reject(409, `allocation ${a.ID} already exists`);
-    if (a.Job === null) return ctx.reject(400, `attempting to upsert allocation "${a.ID}" without a job`);
+    if (allocs.has(a.ID)) {
+      ctx.reject(409, `allocation ${a.ID} already exists`);
+      return;
+    }
+    if (a.Job === null) {
+      ctx.reject(400, `attempting to upsert allocation "${a.ID}" without a job`);
+      return;
+    }
     const node = nodes.get(a.NodeID);
-    if (!node) return ctx.reject(409, `node ${a.NodeID} not found: allocation ${a.ID} cannot be placed`);
+    if (!node) {
+      ctx.reject(409, `node ${a.NodeID} not found: allocation ${a.ID} cannot be placed`);
+      return;
+    }
     if (node.Status !== "ready" || node.DrainStrategy !== null) {
-      return ctx.reject(409, `node ${a.NodeID} is not ready for placements (status ${node.Status})`);
+      ctx.reject(409, `node ${a.NodeID} is not ready for placements (status ${node.Status})`);
+      return;
     }
   }
   for (const a of plan.Updated) {
-    if (!allocs.has(a.ID)) return ctx.reject(404, `allocation ${a.ID} not found: cannot update it in place`);
+    if (!allocs.has(a.ID)) {
+      ctx.reject(404, `allocation ${a.ID} not found: cannot update it in place`);
+      return;
+    }
   }
   for (const d of [...plan.Stopped, ...plan.Preempted]) {
-    if (!allocs.has(d.ID)) return ctx.reject(404, `alloc ${d.ID} doesn't exist`);
+    if (!allocs.has(d.ID)) {
+      ctx.reject(404, `alloc ${d.ID} doesn't exist`);
+      return;
+    }
   }
   const compact = (plan.Placements?.length ?? 0) + (plan.InPlace?.length ?? 0);
   let job: JobRow | undefined;
@@ -113,10 +129,11 @@ export function applyPlan(ctx: ApplyContext, t: PlanTables, plan: AllocsPlanAppl
     const ref = plan.Job;
     job = ref && t.versions ? t.versions.get(versionKey(ref.Namespace, ref.ID, ref.Version)) : undefined;
     if (!job) {
-      return ctx.reject(
+      ctx.reject(
         400,
         `plan refers to job version ${ref ? `${ref.Namespace}/${ref.ID}@${ref.Version}` : "(none)"}, which does not exist`,
       );
+      return;
     }
   }
 

@@ -20,6 +20,7 @@ import { openLog } from "./log/open-log.ts";
 import { Metrics } from "./metrics/metrics.ts";
 import { HeartbeatWatcher } from "./services/heartbeat-watcher.ts";
 import { createServices } from "./services/index.ts";
+import type { LeaderService } from "./services/service.ts";
 import { ServiceRunner } from "./services/service-runner.ts";
 import { SnapshotFile } from "./store/snapshot-file.ts";
 import { StateAt } from "./store/state-at.ts";
@@ -36,6 +37,8 @@ export interface RunningServer {
   readonly logger: Logger;
   /** Who leads, as this server sees it. */
   readonly leadership: Leadership;
+  /** The leader-only services (they run while this server leads); tests look into them. */
+  readonly services: readonly LeaderService[];
   /** Stops accepting, finishes in-flight requests and appends, writes a snapshot, closes the log. */
   close(): Promise<void>;
 }
@@ -108,8 +111,9 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
 
   await bootstrapCluster(ctx);
 
+  const leaderServices = createServices(config, { heartbeats });
   const services = new ServiceRunner(
-    createServices(config, { heartbeats }),
+    leaderServices,
     {
       config,
       store,
@@ -157,7 +161,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     })();
     return closed;
   };
-  return { address: advertised, store, log, http, logger, leadership, close };
+  return { address: advertised, store, log, http, logger, leadership, services: leaderServices, close };
 }
 
 /**

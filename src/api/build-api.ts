@@ -12,9 +12,11 @@ import type { ApiContext } from "./context.ts";
 import { agentPlugin } from "./plugins/agent.ts";
 import { allocationsPlugin } from "./plugins/allocations.ts";
 import { clientRpcPlugin } from "./plugins/client-rpc.ts";
+import { deploymentsPlugin } from "./plugins/deployments.ts";
 import { evaluationsPlugin } from "./plugins/evaluations.ts";
 import { eventsPlugin } from "./plugins/events.ts";
 import { historyPlugin } from "./plugins/history.ts";
+import { jobsPlugin } from "./plugins/jobs.ts";
 import { metricsPlugin } from "./plugins/metrics.ts";
 import { namespacesPlugin } from "./plugins/namespaces.ts";
 import { nodesPlugin } from "./plugins/nodes.ts";
@@ -45,6 +47,8 @@ const PLUGINS = [
   schedulerConfigPlugin,
   nodesPlugin,
   allocationsPlugin,
+  jobsPlugin,
+  deploymentsPlugin,
   clientRpcPlugin,
   operatorStatePlugin,
 ];

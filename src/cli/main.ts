@@ -1,6 +1,7 @@
 import { runBench } from "./bench-command.ts";
 import { runExport } from "./export-command.ts";
 import { runLogCommand } from "./log-command.ts";
+import { runNodesim } from "./nodesim-command.ts";
 import { runReplay } from "./replay-command.ts";
 import { runServe } from "./serve-command.ts";
 import { runSnapshotCommand } from "./snapshot-command.ts";
@@ -14,6 +15,7 @@ Commands:
   snapshot  save | restore FILE | inspect FILE
   export    stream table changes as flat records to a file or Kafka (--to URL)
   bench     run the benchmarks and print a table (--json for one JSON object)
+  nodesim   simulate client nodes against a server (--server URL --nodes N; --help)
   version   print the version
 `;
 
@@ -33,6 +35,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       return runSnapshotCommand(rest, process.stdout);
     case "bench":
       return runBench(rest, process.stdout);
+    case "nodesim":
+      return runNodesim(rest, process.stdout);
     case "version":
     case "--version":
       process.stdout.write("chronomad 0.1.0\n");

@@ -283,11 +283,14 @@ function taskGroup(
   const scaling = r.object(g.Scaling, `${path}.Scaling`);
   const scalingMin = scaling ? r.int(scaling.Min, `${path}.Scaling.Min`) : undefined;
   const count = r.int(g.Count, `${path}.Count`) ?? scalingMin ?? 1;
+  const batchLike = type === "batch" || type === "sysbatch";
   const ownUpdate = r.object(g.Update, `${path}.Update`);
   let update: UpdateStrategy | null = null;
   if (ownUpdate)
     update = updateStrategy(r, ownUpdate, `${path}.Update`, jobUpdate ?? DEFAULT_UPDATE_STRATEGY);
-  else if (jobUpdate) update = jobUpdate;
+  else if (jobUpdate && !batchLike) update = jobUpdate;
+  // A batch group with an update block that updates nothing is no update block.
+  if (update && batchLike && update.MaxParallel === 0) update = null;
 
   let reschedule: JobReschedulePolicy | null = defaultReschedulePolicy(type);
   const ownReschedule = r.object(g.ReschedulePolicy, `${path}.ReschedulePolicy`);

@@ -62,6 +62,8 @@ export class AllocRunner {
   ackedStatus: string | undefined;
   /** Destroyed before or while running: the server collected it, or it was never to run. */
   destroyed = false;
+  /** Its tasks started at least once (a restart in progress still counts). */
+  everStarted = false;
   private phase: Phase = "setup";
   private step: QueuedTimer | undefined;
   private periodic: QueuedTimer | undefined;
@@ -150,6 +152,7 @@ export class AllocRunner {
   private run(): void {
     const now = this.host.timers.now();
     this.phase = "running";
+    this.everStarted = true;
     for (const s of Object.values(this.taskStates)) {
       s.State = "running";
       if (s.StartedAt === "0001-01-01T00:00:00Z") s.StartedAt = rfc3339(now);

@@ -167,16 +167,22 @@ export class NodeSimulator {
     return t;
   }
 
-  /** Running allocations (desired run) per job, as the clients see them. */
-  runningByJob(): Map<string, number> {
-    const out = new Map<string, number>();
+  /**
+   * Live allocations per job as the clients run them: desired run, started,
+   * not finished (a task waiting to restart counts), and how many have not
+   * started yet.
+   */
+  liveByJob(): { live: Map<string, number>; starting: number } {
+    const live = new Map<string, number>();
+    let starting = 0;
     for (const n of this.nodes) {
       for (const r of n.runners.values()) {
-        if (r.destroyed || r.clientStatus !== "running" || r.desiredStatus !== "run") continue;
-        out.set(r.spec.JobID, (out.get(r.spec.JobID) ?? 0) + 1);
+        if (r.destroyed || r.terminal || r.desiredStatus !== "run") continue;
+        if (!r.everStarted) starting++;
+        else live.set(r.spec.JobID, (live.get(r.spec.JobID) ?? 0) + 1);
       }
     }
-    return out;
+    return { live, starting };
   }
 
   report(): SimReport {

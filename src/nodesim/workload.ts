@@ -73,7 +73,8 @@ function job(
         Type: type,
         Priority: 50,
         Datacenters: ["dc1"],
-        Update: { MaxParallel: 0 },
+        // Nomad refuses an update block on batch jobs.
+        ...(type === "service" && { Update: { MaxParallel: 0 } }),
         TaskGroups: [
           {
             Name: "g",

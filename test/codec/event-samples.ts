@@ -1,5 +1,6 @@
 import { newEvaluation } from "../../streams/evals.ts";
 import type { Envelope } from "../../streams/event-schema.ts";
+import { jobSamples } from "./job-samples.ts";
 import { nodeAllocSamples } from "./node-alloc-samples.ts";
 
 const at = 1_763_800_000_000;
@@ -110,6 +111,7 @@ export const eventSamples: readonly Envelope[] = [
     },
   },
   ...nodeAllocSamples,
+  ...jobSamples,
   {
     type: "GarbageCollected",
     v: 1,

@@ -88,10 +88,20 @@ it("converges with the scheduler: every job at its desired count, and after a di
     batchRunFor: "1h",
   });
   await registerJobs(s.url, jobs);
+  const dbg = setInterval(() => {
+    const rows = [...allocsTable(s).all()];
+    const by: Record<string, string> = {};
+    for (const j of jobs) {
+      const mine = rows.filter((a) => a.JobID === j.id);
+      by[j.id] = `${mine.filter(live).length}/${mine.length} ${JSON.stringify(Object.fromEntries(["pending","running","unknown","lost","complete","failed"].map(st=>[st, mine.filter(a=>a.ClientStatus===st).length])))}`;
+    }
+    console.log(JSON.stringify(by), [...nodesTable(s).all()].filter((n) => n.Status === "ready").length);
+  }, 3000);
+  cleanup.push(async () => clearInterval(dbg));
   await eventually("every job at its desired count", () => converged(s, jobs), 120_000);
   expectNoDuplicates(s, sim);
 
   await sim.disconnectWave({ share: 0.2, durationMs: 6_000 });
   await eventually("converged again after the disconnect wave", () => converged(s, jobs), 120_000);
   expectNoDuplicates(s, sim);
-});
+}, 300_000);

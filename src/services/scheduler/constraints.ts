@@ -11,6 +11,7 @@ import { compileRegexp } from "../../jobs/regexp.ts";
 /** Nomad's resolveTarget: the value a target names on the node, or undefined when the node has none. */
 export function resolveTarget(target: string, node: NodeRow): string | undefined {
   if (!target.startsWith("${")) return target;
+  // biome-ignore-start lint/suspicious/noTemplateCurlyInString: Nomad's interpolation targets, matched literally
   switch (target) {
     case "${node.unique.id}":
       return node.ID;
@@ -25,6 +26,7 @@ export function resolveTarget(target: string, node: NodeRow): string | undefined
         ? ((node as { NodePool?: string }).NodePool ?? "default")
         : "default";
   }
+  // biome-ignore-end lint/suspicious/noTemplateCurlyInString: Nomad's interpolation targets, matched literally
   if (target.startsWith("${attr.") && target.endsWith("}")) return node.Attributes[target.slice(7, -1)];
   if (target.startsWith("${meta.") && target.endsWith("}")) return node.Meta?.[target.slice(7, -1)];
   return undefined;

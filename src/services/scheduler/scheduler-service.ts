@@ -75,6 +75,12 @@ export class SchedulerService implements LeaderService {
     return this.blocked;
   }
 
+  /** Nothing ready, in flight or being written: what tests wait for before looking at the tables. */
+  get idle(): boolean {
+    const s = this.broker?.stats();
+    return !s || (s.ready === 0 && s.unacked === 0 && s.pending === 0 && this.inFlight.size === 0);
+  }
+
   start(ctx: ServiceContext): void {
     this.ctx = ctx;
     const broker = new EvalBroker(
@@ -144,18 +150,19 @@ export class SchedulerService implements LeaderService {
     if (!paused) this.restore();
   }
 
-  /** Nomad's restoreEvals: pending evaluations to the broker, blocked ones to the tracker. */
+  /** Nomad's restoreEvals: pending evaluations to the broker, blocked ones to the tracker, oldest first. */
   private restore(): void {
-    const { evals } = this.ctx!.tables;
-    const byAge = (a: EvaluationRow, b: EvaluationRow) => a.CreateIndex - b.CreateIndex;
-    for (const e of evals.by("status", "pending").sort(byAge)) this.broker!.enqueue(e);
-    for (const e of evals.by("status", "blocked").sort(byAge)) this.blocked!.block(e);
+    for (const e of this.ctx!.tables.evals.list()) {
+      if (e.Status === "pending") this.broker!.enqueue(e);
+      else if (e.Status === "blocked") this.blocked!.block(e);
+    }
   }
 
   private changed(c: Change): void {
     switch (c.table) {
       case "evals":
-        return this.evalChanged(c.before as EvaluationRow | undefined, c.after as EvaluationRow | undefined);
+        this.evalChanged(c.before as EvaluationRow | undefined, c.after as EvaluationRow | undefined);
+        return;
       case "nodes": {
         const before = c.before as NodeRow | undefined;
         const after = c.after as NodeRow | undefined;
@@ -177,7 +184,8 @@ export class SchedulerService implements LeaderService {
         return;
       }
       case "scheduler_config":
-        return this.setPaused(currentSchedulerConfig(this.ctx!.tables.schedulerConfig).PauseEvalBroker);
+        this.setPaused(currentSchedulerConfig(this.ctx!.tables.schedulerConfig).PauseEvalBroker);
+        return;
     }
   }
 

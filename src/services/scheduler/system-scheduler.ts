@@ -54,11 +54,12 @@ interface Diff {
 export function scheduleSystem(
   ctx: SchedulerContext,
   evaluation: EvaluationSpec,
-  attempt: number,
+  options: { readonly attempt: number; readonly job?: JobRow },
 ): ScheduleOutcome {
   const { tables } = ctx;
+  const { attempt } = options;
   const key = jobKey(evaluation.Namespace, evaluation.JobID);
-  const job = tables.jobs.get(key);
+  const job = options.job ?? tables.jobs.get(key);
   const sysbatch = evaluation.Type === "sysbatch";
   const stopped = !job || job.Stop;
   const plan = new Plan(evaluation.ID, job, tables.allocs, ctx.nowMs * 1e6);

@@ -101,11 +101,13 @@ export class Worker {
       return;
     }
     if (jobUnknown(tables, evaluation.Namespace, evaluation.JobID)) {
+      // No row and no version: nothing to reconcile against, and nothing of
+      // the scheduler's to stop. Left as written (Nomad would treat the job as
+      // purged; here that case always has a version on record).
       this.rt.logger.debug(
         { eval: evaluation.ID, job: evaluation.JobID },
-        "evaluation of a job this cluster never knew",
+        "evaluation of a job this cluster never recorded",
       );
-      await this.setStatus(d, evaluation, "complete", "");
       return;
     }
     const max = evaluation.Type === "batch" ? MAX_BATCH_ATTEMPTS : MAX_SERVICE_ATTEMPTS;
@@ -122,7 +124,7 @@ export class Worker {
       };
       outcome = generic
         ? scheduleGeneric(ctx, evaluation, { attempt })
-        : scheduleSystem(ctx, evaluation, attempt);
+        : scheduleSystem(ctx, evaluation, { attempt });
       attempt++;
       placed = {};
       if (outcome.plan.isNoOp() && outcome.followupEvals.length === 0) break;

@@ -1,0 +1,82 @@
+import type { DeploymentRow } from "../../projections/deployments.ts";
+import type { JobRow, JobSummaryRow } from "../../projections/jobs.ts";
+import type { JobSpec } from "../../streams/jobs.ts";
+
+/** Nomad's JobSummary as the API shows it (without the status bookkeeping kept beside it). */
+export function summaryView(s: JobSummaryRow): Record<string, unknown> {
+  return {
+    JobID: s.JobID,
+    Namespace: s.Namespace,
+    Summary: s.Summary,
+    Children: s.Children,
+    CreateIndex: s.CreateIndex,
+    ModifyIndex: s.ModifyIndex,
+  };
+}
+
+/** Nomad's JobListStub; Meta only with `?meta=true`. */
+export function jobStub(
+  j: JobRow,
+  summary: JobSummaryRow | undefined,
+  meta: boolean,
+): Record<string, unknown> {
+  const stub: Record<string, unknown> = {
+    ID: j.ID,
+    ParentID: j.ParentID,
+    Name: j.Name,
+    Namespace: j.Namespace,
+    Datacenters: j.Datacenters,
+    Multiregion: j.Multiregion ?? null,
+    Type: j.Type,
+    Priority: j.Priority,
+    Periodic: j.Periodic !== null,
+    ParameterizedJob: j.ParameterizedJob !== null,
+    Stop: j.Stop,
+    Status: j.Status,
+    StatusDescription: j.StatusDescription,
+    JobSummary: summary ? summaryView(summary) : null,
+    CreateIndex: j.CreateIndex,
+    ModifyIndex: j.ModifyIndex,
+    JobModifyIndex: j.JobModifyIndex,
+    SubmitTime: j.SubmitTime,
+  };
+  if (meta && j.Meta) stub.Meta = j.Meta;
+  return stub;
+}
+
+export function deploymentView(d: DeploymentRow): DeploymentRow {
+  return d;
+}
+
+/** Fields the server decides: a register that changes none of the others changes nothing (Nomad's SpecChanged). */
+const SERVER_FIELDS = new Set([
+  "Status",
+  "StatusDescription",
+  "Stable",
+  "Version",
+  "SubmitTime",
+  "CreateIndex",
+  "ModifyIndex",
+  "JobModifyIndex",
+]);
+
+export function specChanged(existing: JobRow, next: JobSpec): boolean {
+  return canonical(existing, SERVER_FIELDS) !== canonical(next, SERVER_FIELDS);
+}
+
+function canonical(value: Readonly<Record<string, unknown>>, skip: ReadonlySet<string>): string {
+  return stable(Object.fromEntries(Object.entries(value).filter(([k]) => !skip.has(k))));
+}
+
+function stable(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(stable).join(",")}]`;
+  if (v !== null && typeof v === "object") {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stable(o[k])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(v) ?? "null";
+}

@@ -1,0 +1,391 @@
+import { randomUUID } from "node:crypto";
+import type { FastifyPluginAsync, FastifyRequest } from "fastify";
+import { latestDeployment } from "../../../projections/deployments.ts";
+import { jobKey } from "../../../projections/evals.ts";
+import type { JobRow } from "../../../projections/jobs.ts";
+import { newEvaluation } from "../../../streams/evals.ts";
+import { namespaceIdTokenizer, paginate, parseListQuery } from "../../query/paginator.ts";
+import { ApiError } from "../api-error.ts";
+import { blockingQuery, setReadHeaders } from "../blocking-query.ts";
+import { commit } from "../commit.ts";
+import type { ApiContext } from "../context.ts";
+import { planJob } from "../job-plan.ts";
+import { jobStub, summaryView } from "../job-views.ts";
+import {
+  deregisterJob,
+  jobFromRequest,
+  type RegisterBody,
+  registerBodySchema,
+  registerJob,
+} from "../job-writes.ts";
+import { allocStub } from "../node-views.ts";
+import { badRequestOnQueryError, refuseOtherMethods } from "./nodes.ts";
+
+const ALL_NAMESPACES = "*";
+
+const readQuery = {
+  type: "object",
+  properties: Object.fromEntries(
+    [
+      "namespace",
+      "prefix",
+      "filter",
+      "per_page",
+      "next_token",
+      "reverse",
+      "meta",
+      "all",
+      "index",
+      "wait",
+      "region",
+      "stale",
+      "diffs",
+    ].map((n) => [n, { type: "string" }]),
+  ),
+} as const;
+
+const writeQuery = {
+  type: "object",
+  properties: Object.fromEntries(
+    ["namespace", "purge", "global", "eval_priority", "no_shutdown_delay", "region"].map((n) => [
+      n,
+      { type: "string" },
+    ]),
+  ),
+} as const;
+
+const idParam = { type: "object", properties: { id: { type: "string" } }, required: ["id"] } as const;
+
+const planBody = {
+  type: ["object", "null"],
+  additionalProperties: false,
+  properties: {
+    Job: {},
+    Diff: { type: "boolean" },
+    PolicyOverride: { type: "boolean" },
+    Region: { type: "string" },
+    Namespace: { type: "string" },
+    SecretID: { type: "string" },
+    AuthToken: { type: "string" },
+    IdempotencyToken: { type: "string" },
+  },
+} as const;
+
+const evaluateBody = {
+  type: ["object", "null"],
+  additionalProperties: false,
+  properties: {
+    JobID: { type: "string" },
+    EvalOptions: {
+      type: ["object", "null"],
+      additionalProperties: false,
+      properties: { ForceReschedule: { type: "boolean" } },
+    },
+    Region: { type: "string" },
+    Namespace: { type: "string" },
+    SecretID: { type: "string" },
+  },
+} as const;
+
+type Query = Record<string, string | undefined>;
+
+/**
+ * `/v1/jobs` and `/v1/job/:id[/...]`, as in Nomad: register (a new version
+ * and its evaluation in one record), read, list, deregister (stop or purge),
+ * plan (a dry run of the scheduler, nothing written), and the job's
+ * allocations, evaluations, versions, summary and deployments.
+ */
+export const jobsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
+  const namespaceOf = (request: FastifyRequest) => (request.query as Query).namespace || "default";
+  const canRead = (request: FastifyRequest, namespace: string) => {
+    if (!request.identity.allows(namespace, "read-job")) throw ApiError.forbidden();
+  };
+  const jobOr404 = (request: FastifyRequest): JobRow => {
+    const job = request.view.tables.jobs.get(
+      jobKey(namespaceOf(request), (request.params as { id: string }).id),
+    );
+    if (!job) throw ApiError.notFound("job not found");
+    return job;
+  };
+
+  app.get("/v1/jobs", { schema: { querystring: readQuery } }, async (request, reply) => {
+    const q = request.query as Query;
+    const namespace = q.namespace || "default";
+    const prefix = q.prefix ?? "";
+    const { jobs, jobSummaries } = request.view.tables;
+    const allow = (j: JobRow) => request.identity.allows(j.Namespace, "read-job");
+    return blockingQuery(ctx, request, reply, ["jobs", "job_summary"], () => {
+      const page = badRequestOnQueryError(() => {
+        const list = parseListQuery(q);
+        const rows =
+          namespace === ALL_NAMESPACES
+            ? [...jobs.all()].filter((j) => j.ID.startsWith(prefix))
+            : [...jobs.withPrefix(`${namespace}\u0000${prefix}`)];
+        if (list.reverse) rows.reverse();
+        return paginate(rows, {
+          perPage: list.perPage,
+          nextToken: list.nextToken,
+          reverse: list.reverse,
+          filter: list.filter,
+          allow,
+          tokenizer: namespaceIdTokenizer,
+        });
+      });
+      const body = page.items.map((j) =>
+        jobStub(j, jobSummaries.get(jobKey(j.Namespace, j.ID)), q.meta === "true"),
+      );
+      return { index: Math.max(jobs.index, jobSummaries.index), body, nextToken: page.nextToken };
+    });
+  });
+
+  const register = async (request: FastifyRequest, pathID: string | undefined) => {
+    const body = request.body as RegisterBody | null | undefined;
+    const job = jobFromRequest(ctx, body, pathID, (request.query as Query).namespace);
+    return registerJob(ctx, request.identity, body!, job);
+  };
+
+  app.route({
+    method: ["PUT", "POST"],
+    url: "/v1/jobs",
+    schema: { body: registerBodySchema, querystring: writeQuery },
+    handler: async (request, reply) => {
+      const answer = await register(request, undefined);
+      reply.header("X-Nomad-Index", String(answer.Index));
+      return { ...answer, LastContact: 0, KnownLeader: ctx.leadership.leaderAddress() !== "", NextToken: "" };
+    },
+  });
+
+  app.get("/v1/job/:id", { schema: { params: idParam, querystring: readQuery } }, async (request, reply) => {
+    const namespace = namespaceOf(request);
+    canRead(request, namespace);
+    const { id } = request.params as { id: string };
+    const { jobs } = request.view.tables;
+    const body = await blockingQuery(ctx, request, reply, ["jobs"], () => {
+      const job = jobs.get(jobKey(namespace, id));
+      return { index: job?.ModifyIndex ?? jobs.index, body: job ?? null };
+    });
+    if (!body) throw ApiError.notFound("job not found");
+    return body;
+  });
+
+  app.route({
+    method: ["PUT", "POST"],
+    url: "/v1/job/:id",
+    schema: { params: idParam, body: registerBodySchema, querystring: writeQuery },
+    handler: async (request, reply) => {
+      const answer = await register(request, (request.params as { id: string }).id);
+      reply.header("X-Nomad-Index", String(answer.Index));
+      return { ...answer, LastContact: 0, KnownLeader: ctx.leadership.leaderAddress() !== "", NextToken: "" };
+    },
+  });
+
+  app.delete(
+    "/v1/job/:id",
+    { schema: { params: idParam, querystring: writeQuery } },
+    async (request, reply) => {
+      const q = request.query as Query;
+      const purge = booleanParam(q.purge, "purge");
+      booleanParam(q.global, "global");
+      booleanParam(q.no_shutdown_delay, "no_shutdown_delay");
+      let evalPriority = 0;
+      if (q.eval_priority !== undefined && q.eval_priority !== "") {
+        evalPriority = Number(q.eval_priority);
+        if (!Number.isSafeInteger(evalPriority) || evalPriority < 1 || evalPriority > 100) {
+          throw ApiError.badRequest(
+            `eval_priority must be an integer between 1 and 100, not "${q.eval_priority}"`,
+          );
+        }
+      }
+      const { id } = request.params as { id: string };
+      const answer = await deregisterJob(
+        ctx,
+        request.identity,
+        namespaceOf(request),
+        id,
+        purge,
+        evalPriority,
+      );
+      reply.header("X-Nomad-Index", String(answer.Index));
+      return { ...answer, LastContact: 0, KnownLeader: ctx.leadership.leaderAddress() !== "", NextToken: "" };
+    },
+  );
+
+  app.get(
+    "/v1/job/:id/allocations",
+    { schema: { params: idParam, querystring: readQuery } },
+    async (request, reply) => {
+      const namespace = namespaceOf(request);
+      canRead(request, namespace);
+      const { id } = request.params as { id: string };
+      const all = (request.query as Query).all === "true";
+      const { allocs, jobs } = request.view.tables;
+      return blockingQuery(ctx, request, reply, ["allocs"], () => {
+        const job = jobs.get(jobKey(namespace, id));
+        let rows = allocs.by("job", jobKey(namespace, id));
+        // Without ?all, only the allocations of this instance of the job (not of an earlier one with the same ID).
+        if (!all && job)
+          rows = rows.filter((a) => (a.Job?.CreateIndex ?? job.CreateIndex) === job.CreateIndex);
+        rows.sort((a, b) => a.CreateIndex - b.CreateIndex);
+        return {
+          index: allocs.index,
+          body: rows.map((a) => allocStub(a, { resources: false, taskStates: true })),
+        };
+      });
+    },
+  );
+
+  app.get(
+    "/v1/job/:id/evaluations",
+    { schema: { params: idParam, querystring: readQuery } },
+    async (request, reply) => {
+      const namespace = namespaceOf(request);
+      canRead(request, namespace);
+      const { id } = request.params as { id: string };
+      const { evals } = request.view.tables;
+      return blockingQuery(ctx, request, reply, ["evals"], () => {
+        const rows = evals.by("job", jobKey(namespace, id)).sort((a, b) => a.CreateIndex - b.CreateIndex);
+        return { index: evals.index, body: rows };
+      });
+    },
+  );
+
+  app.get(
+    "/v1/job/:id/versions",
+    { schema: { params: idParam, querystring: readQuery } },
+    async (request, reply) => {
+      const namespace = namespaceOf(request);
+      canRead(request, namespace);
+      jobOr404(request);
+      const { id } = request.params as { id: string };
+      const { jobVersions } = request.view.tables;
+      const body = await blockingQuery(ctx, request, reply, ["job_versions"], () => {
+        const versions = jobVersions.by("job", jobKey(namespace, id)).sort((a, b) => b.Version - a.Version);
+        return {
+          index: jobVersions.index,
+          body: {
+            Versions: versions,
+            Diffs: null,
+            Index: Math.max(1, jobVersions.index),
+            LastContact: 0,
+            KnownLeader: true,
+            NextToken: "",
+          },
+        };
+      });
+      return body;
+    },
+  );
+
+  app.get(
+    "/v1/job/:id/summary",
+    { schema: { params: idParam, querystring: readQuery } },
+    async (request, reply) => {
+      const namespace = namespaceOf(request);
+      canRead(request, namespace);
+      const { id } = request.params as { id: string };
+      const { jobSummaries } = request.view.tables;
+      const body = await blockingQuery(ctx, request, reply, ["job_summary"], () => {
+        const s = jobSummaries.get(jobKey(namespace, id));
+        return { index: s?.ModifyIndex ?? jobSummaries.index, body: s ? summaryView(s) : null };
+      });
+      if (!body) throw ApiError.notFound("job not found");
+      return body;
+    },
+  );
+
+  app.get(
+    "/v1/job/:id/deployments",
+    { schema: { params: idParam, querystring: readQuery } },
+    async (request, reply) => {
+      const namespace = namespaceOf(request);
+      canRead(request, namespace);
+      const { id } = request.params as { id: string };
+      const { deployments } = request.view.tables;
+      return blockingQuery(ctx, request, reply, ["deployments"], () => ({
+        index: deployments.index,
+        body: deployments.by("job", jobKey(namespace, id)).sort((a, b) => b.CreateIndex - a.CreateIndex),
+      }));
+    },
+  );
+
+  app.get(
+    "/v1/job/:id/deployment",
+    { schema: { params: idParam, querystring: readQuery } },
+    async (request, reply) => {
+      const namespace = namespaceOf(request);
+      canRead(request, namespace);
+      const { id } = request.params as { id: string };
+      const { deployments } = request.view.tables;
+      return blockingQuery(ctx, request, reply, ["deployments"], () => ({
+        index: deployments.index,
+        body: latestDeployment(deployments, namespace, id) ?? null,
+      }));
+    },
+  );
+
+  app.route({
+    method: ["PUT", "POST"],
+    url: "/v1/job/:id/plan",
+    schema: { params: idParam, body: planBody, querystring: writeQuery },
+    handler: async (request, reply) => {
+      const body = request.body as (RegisterBody & { Diff?: boolean }) | null | undefined;
+      const job = jobFromRequest(
+        ctx,
+        body,
+        (request.params as { id: string }).id,
+        (request.query as Query).namespace,
+      );
+      if (!request.identity.allows(job.Namespace, "submit-job")) throw ApiError.forbidden();
+      const answer = planJob(ctx, job, body?.Diff === true);
+      setReadHeaders(ctx, reply, answer.Index as number);
+      return answer;
+    },
+  });
+
+  app.route({
+    method: ["PUT", "POST"],
+    url: "/v1/job/:id/evaluate",
+    schema: { params: idParam, body: evaluateBody, querystring: writeQuery },
+    handler: async (request, reply) => {
+      const job = jobOr404(request);
+      if (!request.identity.allows(job.Namespace, "submit-job")) throw ApiError.forbidden();
+      if (job.Periodic !== null) throw ApiError.badRequest("can't evaluate periodic job");
+      if (job.ParameterizedJob !== null) throw ApiError.badRequest("can't evaluate parameterized job");
+      const evaluation = newEvaluation({
+        ID: randomUUID(),
+        Namespace: job.Namespace,
+        Priority: job.Priority,
+        Type: job.Type,
+        TriggeredBy: "job-register",
+        JobID: job.ID,
+        JobModifyIndex: job.JobModifyIndex,
+        CreateTime: ctx.clock.now() * 1e6,
+      });
+      const index = await commit(ctx, request.identity, [
+        { type: "EvaluationsUpserted", v: 1, data: { Evals: [evaluation] } },
+      ]);
+      reply.header("X-Nomad-Index", String(index));
+      return {
+        EvalID: evaluation.ID,
+        EvalCreateIndex: index,
+        JobModifyIndex: job.JobModifyIndex,
+        Warnings: "",
+        Index: index,
+      };
+    },
+  });
+
+  refuseOtherMethods(app, "/v1/jobs", ["GET", "PUT", "POST"]);
+  refuseOtherMethods(app, "/v1/job/:id", ["GET", "PUT", "POST", "DELETE"]);
+  for (const sub of ["allocations", "evaluations", "versions", "summary", "deployments", "deployment"]) {
+    refuseOtherMethods(app, `/v1/job/:id/${sub}`, ["GET"]);
+  }
+  for (const sub of ["plan", "evaluate"]) refuseOtherMethods(app, `/v1/job/:id/${sub}`, ["PUT", "POST"]);
+};
+
+function booleanParam(value: string | undefined, name: string): boolean {
+  if (value === undefined || value === "") return false;
+  if (value === "true") return true;
+  if (value === "false") return false;
+  throw ApiError.badRequest(`${name} must be "true" or "false", not "${value}"`);
+}

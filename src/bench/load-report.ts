@@ -1,0 +1,136 @@
+import type { LoadRunFigures } from "./load-run.ts";
+
+export interface LoadComparison {
+  /** (off − on) / off: the share prioritized updates saved. */
+  readonly log_events_cut: number;
+  readonly log_bytes_cut: number;
+  readonly client_update_events_cut: number;
+  readonly client_update_bytes_cut: number;
+  readonly update_alloc_rpcs_cut: number;
+  readonly rpcs_cut: number;
+}
+
+export interface LoadBenchReport {
+  readonly started_at: string;
+  readonly machine: { readonly cpus: number; readonly node: string; readonly platform: string };
+  readonly settings: Record<string, unknown>;
+  readonly runs: readonly LoadRunFigures[];
+  readonly comparison: LoadComparison | null;
+  readonly goals: readonly { readonly goal: string; readonly measured: string; readonly met: boolean | null }[];
+}
+
+const cut = (on: number, off: number) => (off > 0 ? Math.round(((off - on) / off) * 1000) / 1000 : 0);
+const totalCalls = (r: LoadRunFigures) => Object.values(r.rpc_calls).reduce((a, b) => a + b, 0);
+
+/** What turning prioritized updates on saved, from a run with them on and one with them off. */
+export function compare(on: LoadRunFigures, off: LoadRunFigures): LoadComparison {
+  return {
+    log_events_cut: cut(on.log.records, off.log.records),
+    log_bytes_cut: cut(on.log.bytes, off.log.bytes),
+    client_update_events_cut: cut(on.log.client_update_events, off.log.client_update_events),
+    client_update_bytes_cut: cut(on.log.client_update_bytes, off.log.client_update_bytes),
+    update_alloc_rpcs_cut: cut(on.rpc_calls["Node.UpdateAlloc"] ?? 0, off.rpc_calls["Node.UpdateAlloc"] ?? 0),
+    rpcs_cut: cut(totalCalls(on), totalCalls(off)),
+  };
+}
+
+/** The acceptance goals of the load benchmark, against what was measured. */
+export function goals(runs: readonly LoadRunFigures[], comparison: LoadComparison | null, totalSeconds: number) {
+  const on = runs.find((r) => r.prioritized_updates) ?? runs[0];
+  const out: { goal: string; measured: string; met: boolean | null }[] = [];
+  out.push({ goal: "completes in under 10 minutes", measured: `${Math.round(totalSeconds)} s`, met: totalSeconds < 600 });
+  if (on) {
+    out.push({
+      goal: "≥ 50,000 allocations placed and running across 5,000 nodes",
+      measured: `${on.allocs_running.toLocaleString("en-US")} running on ${on.nodes.toLocaleString("en-US")} nodes (${on.placement})`,
+      met: on.allocs_running >= 50_000 && on.nodes >= 5_000,
+    });
+    const rss = Math.max(...runs.map((r) => r.server.rss_peak));
+    out.push({ goal: "server RSS ≤ 2 GiB", measured: `${mib(rss)} MiB peak`, met: rss > 0 ? rss <= 2 * 2 ** 30 : null });
+    const replay = Math.max(...runs.map((r) => r.replay.seconds));
+    out.push({ goal: "replay of the produced log ≤ 30 s", measured: `${replay} s`, met: replay <= 30 });
+  }
+  out.push({
+    goal: "prioritized batching cuts log bytes from allocation updates by ≥ 20%",
+    measured: comparison ? `${pct(comparison.client_update_bytes_cut)}` : "not run",
+    met: comparison ? comparison.client_update_bytes_cut >= 0.2 : null,
+  });
+  return out;
+}
+
+const mib = (b: number) => Math.round(b / 2 ** 20);
+const pct = (f: number) => `${Math.round(f * 1000) / 10}%`;
+const n = (v: number | null | undefined) => (v === null || v === undefined ? "—" : v.toLocaleString("en-US"));
+
+/** The report as a markdown page: settings, one column per run, the comparison and the goals. */
+export function toMarkdown(report: LoadBenchReport): string {
+  const runs = report.runs;
+  const head = `| figure | ${runs.map((r) => `prioritized ${r.prioritized_updates ? "on" : "off"}`).join(" | ")} |`;
+  const sep = `| --- | ${runs.map(() => "---:").join(" | ")} |`;
+  const row = (label: string, f: (r: LoadRunFigures) => string) => `| ${label} | ${runs.map(f).join(" | ")} |`;
+  const methods = [...new Set(runs.flatMap((r) => Object.keys(r.rpc_per_s_steady)))].sort();
+  const lines = [
+    `# chronomad load benchmark`,
+    "",
+    `${report.started_at} · ${report.machine.cpus} CPUs · Node ${report.machine.node} · ${report.machine.platform}`,
+    "",
+    "```json",
+    JSON.stringify(report.settings, null, 2),
+    "```",
+    "",
+    head,
+    sep,
+    row("placement", (r) => r.placement),
+    row("nodes", (r) => n(r.nodes)),
+    row("allocations desired / placed / running", (r) => `${n(r.allocs_desired)} / ${n(r.allocs_placed)} / ${n(r.allocs_running)}`),
+    row("registration (nodes/s)", (r) => n(r.registration_nodes_per_s)),
+    row("placement rate (allocs/s, scheduler)", (r) => n(r.placement_per_s)),
+    row("placement → all running (s)", (r) => n(r.seconds.place_to_running)),
+    row("log records", (r) => n(r.log.records)),
+    row("log bytes", (r) => n(r.log.bytes)),
+    row("events/s into the log (whole run)", (r) => n(r.log.events_per_s)),
+    row("events/s into the log (steady state)", (r) => n(r.log.steady_events_per_s)),
+    row("log bytes/s (steady state)", (r) => n(r.log.steady_bytes_per_s)),
+    row("allocation events / bytes", (r) => `${n(r.log.alloc_events)} / ${n(r.log.alloc_bytes)}`),
+    row("allocation transitions", (r) => n(r.log.alloc_transitions)),
+    row("log bytes per allocation transition", (r) => n(r.log.bytes_per_alloc_transition)),
+    row("AllocClientUpdated events / bytes", (r) => `${n(r.log.client_update_events)} / ${n(r.log.client_update_bytes)}`),
+    row("client update entries / status transitions", (r) => `${n(r.log.client_update_entries)} / ${n(r.log.client_transitions)}`),
+    ...methods.map((m) => row(`${m} (calls/s, steady)`, (r) => n(r.rpc_per_s_steady[m] ?? 0))),
+    row("Node.UpdateAlloc calls (whole run)", (r) => n(r.rpc_calls["Node.UpdateAlloc"] ?? 0)),
+    row("client RPCs (whole run)", (r) => n(totalCalls(r))),
+    row("client request bytes (whole run)", (r) => n(r.rpc_bytes_out)),
+    row("heartbeat p50 / p99 (ms)", (r) => `${r.heartbeat_p50_ms} / ${r.heartbeat_p99_ms}`),
+    row("disconnect wave: nodes", (r) => n(r.wave.nodes)),
+    row("converged after the wave (s)", (r) => n(r.wave.converge_s)),
+    row("server RSS peak / end (MiB)", (r) => `${mib(r.server.rss_peak)} / ${mib(r.server.rss_end)}`),
+    row("server heap peak / end (MiB)", (r) => `${mib(r.server.heap_peak)} / ${mib(r.server.heap_end)}`),
+    row("server CPU (s)", (r) => n(r.server.cpu_s)),
+    row("simulator CPU (s) / RSS peak (MiB)", (r) => `${n(Math.round(r.sim.cpu_s))} / ${mib(r.sim.rss_peak)}`),
+    row("replay of the log (s)", (r) => n(r.replay.seconds)),
+    row("replay (records/s)", (r) => n(r.replay.records_per_s)),
+    row("run time (s)", (r) => n(r.seconds.total)),
+    "",
+  ];
+  if (report.comparison) {
+    const c = report.comparison;
+    lines.push(
+      "## Prioritized updates on vs off (share saved)",
+      "",
+      "| | saved |",
+      "| --- | ---: |",
+      `| log records | ${pct(c.log_events_cut)} |`,
+      `| log bytes | ${pct(c.log_bytes_cut)} |`,
+      `| AllocClientUpdated records | ${pct(c.client_update_events_cut)} |`,
+      `| AllocClientUpdated bytes | ${pct(c.client_update_bytes_cut)} |`,
+      `| Node.UpdateAlloc calls | ${pct(c.update_alloc_rpcs_cut)} |`,
+      `| all client RPCs | ${pct(c.rpcs_cut)} |`,
+      "",
+    );
+  }
+  lines.push("## Goals", "", "| goal | measured | met |", "| --- | --- | --- |");
+  for (const g of report.goals) lines.push(`| ${g.goal} | ${g.measured} | ${g.met === null ? "—" : g.met ? "yes" : "no"} |`);
+  const notes = [...new Set(runs.flatMap((r) => r.notes))];
+  if (notes.length) lines.push("", "## Notes", "", ...notes.map((x) => `- ${x}`));
+  return `${lines.join("\n")}\n`;
+}

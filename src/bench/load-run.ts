@@ -1,0 +1,370 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { createProjections } from "../../projections/index.ts";
+import type { AllocJob, AllocTaskGroup } from "../../streams/allocs.ts";
+import { allSchemas } from "../../streams/index.ts";
+import { EnvelopeCodec } from "../codec/envelope-codec.ts";
+import { openFileLog } from "../log/file/index.ts";
+import type { DriverOptions } from "../nodesim/driver-options.ts";
+import { NodeSimulator, type SimReport } from "../nodesim/simulator.ts";
+import {
+  jobsApiServed,
+  registerJobs,
+  type WorkloadJob,
+  type WorkloadMix,
+  workloadJobs,
+  workloadSize,
+} from "../nodesim/workload.ts";
+import { Store } from "../store/store.ts";
+import type { PlacedMessage, PlaceMessage } from "./direct-place-server.ts";
+import { type LogCensus, logCensus } from "./log-census.ts";
+import { dirBytes, type LoadServer, processCpuSeconds, serverGauges, startLoadServer } from "./load-server.ts";
+
+export interface LoadRunOptions {
+  readonly nodes: number;
+  readonly seed: string;
+  readonly prioritized: boolean;
+  readonly mix: WorkloadMix;
+  /** How long the steady state is measured once every allocation runs. */
+  readonly steadyMs: number;
+  readonly wave: { readonly share: number; readonly durationMs: number };
+  /** Extra `serve` flags (heartbeat settings). */
+  readonly serverArgs: readonly string[];
+  readonly driver: Partial<DriverOptions>;
+  /** Upper bounds of the waits, so a stuck run ends with what it measured. */
+  readonly placeTimeoutMs: number;
+  readonly convergeTimeoutMs: number;
+  readonly progress: (message: string) => void;
+}
+
+export interface LoadRunFigures {
+  readonly prioritized_updates: boolean;
+  /** How allocations were placed: by the server's scheduler through PUT /v1/jobs, or by direct plan appends. */
+  readonly placement: "jobs-api" | "direct";
+  readonly notes: string[];
+  readonly nodes: number;
+  readonly allocs_desired: number;
+  readonly allocs_placed: number;
+  readonly allocs_running: number;
+  readonly seconds: Record<string, number>;
+  readonly registration_nodes_per_s: number;
+  /** Allocations placed per second by the scheduler (first to last placement in the log); null without it. */
+  readonly placement_per_s: number | null;
+  readonly log: {
+    readonly records: number;
+    readonly bytes: number;
+    readonly events_per_s: number;
+    readonly steady_events_per_s: number;
+    readonly steady_bytes_per_s: number;
+    readonly alloc_events: number;
+    readonly alloc_bytes: number;
+    readonly alloc_transitions: number;
+    readonly bytes_per_alloc_transition: number;
+    readonly client_update_events: number;
+    readonly client_update_bytes: number;
+    readonly client_update_entries: number;
+    readonly client_transitions: number;
+    readonly client_update_bytes_per_client_transition: number;
+    readonly by_type: LogCensus["byType"];
+  };
+  readonly rpc_per_s_steady: Record<string, number>;
+  readonly rpc_calls: Record<string, number>;
+  readonly rpc_bytes_out: number;
+  readonly heartbeat_p50_ms: number;
+  readonly heartbeat_p99_ms: number;
+  readonly wave: { readonly nodes: number; readonly orders: Record<string, number>; readonly converge_s: number | null };
+  readonly server: { readonly rss_peak: number; readonly heap_peak: number; readonly rss_end: number; readonly heap_end: number; readonly cpu_s: number };
+  readonly sim: { readonly cpu_s: number; readonly rss_peak: number; readonly heap_peak: number };
+  readonly replay: { readonly seconds: number; readonly records_per_s: number };
+  readonly sim_report: SimReport;
+}
+
+/**
+ * One load run: a server process on a fresh file log, the simulated nodes,
+ * the workload placed (by the scheduler through PUT /v1/jobs when the server
+ * serves it, else by direct plan appends, and the figures say which), a
+ * measured steady state, a disconnect wave and the convergence after it;
+ * then the produced log is counted and replayed.
+ */
+export async function loadRun(o: LoadRunOptions): Promise<LoadRunFigures> {
+  const dataDir = await mkdtemp(join(tmpdir(), "chronomad-load-"));
+  try {
+    return await measure(o, dataDir);
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigures> {
+  const t0 = performance.now();
+  const mark: Record<string, number> = {};
+  const since = (from: number) => Math.round((performance.now() - from) / 10) / 100;
+  const notes: string[] = [];
+  const logDir = join(dataDir, "log");
+  const args = ["--data-dir", dataDir, ...o.serverArgs];
+
+  let server = await startLoadServer(args, false);
+  let placement: LoadRunFigures["placement"] = "jobs-api";
+  if (!(await jobsApiServed(server.url))) {
+    placement = "direct";
+    notes.push(
+      "The server does not serve PUT /v1/jobs yet: allocations were placed by direct AllocsPlanApplied appends " +
+        "(the record the plan applier writes, full specs), not by the scheduler. Placement rate is not measured; " +
+        "lost allocations are not replaced, so convergence after the wave means every node ready and nothing unknown.",
+    );
+    await server.stop();
+    await rm(logDir, { recursive: true, force: true });
+    await rm(join(dataDir, "snapshots"), { recursive: true, force: true });
+    server = await startLoadServer(args, true);
+  }
+  o.progress(`server at ${server.url} (${placement === "direct" ? "direct placement" : "jobs API"})`);
+
+  const peaks = { rss: 0, heap: 0, simRss: 0, simHeap: 0 };
+  const sampler = setInterval(() => {
+    const mem = process.memoryUsage();
+    peaks.simRss = Math.max(peaks.simRss, mem.rss);
+    peaks.simHeap = Math.max(peaks.simHeap, mem.heapUsed);
+    void serverGauges(server.url).then(
+      (g) => {
+        peaks.rss = Math.max(peaks.rss, g.rss);
+        peaks.heap = Math.max(peaks.heap, g.heap);
+      },
+      () => undefined,
+    );
+  }, 2_000);
+
+  const sim = new NodeSimulator({
+    server: server.url,
+    nodes: o.nodes,
+    seed: o.seed,
+    prioritizedUpdates: o.prioritized,
+    driver: o.driver,
+  });
+  const jobs = workloadJobs(o.mix);
+  const desired = workloadSize(jobs, o.nodes);
+  let figuresEnd: { rss: number; heap: number } = { rss: 0, heap: 0 };
+  let serverCpu = 0;
+  let waveReport: Awaited<ReturnType<NodeSimulator["disconnectWave"]>> | undefined;
+  let convergeS: number | null = null;
+  let steady: { report: SimReport; seconds: number; records: number; bytes: number } | undefined;
+  let before: SimReport | undefined;
+  try {
+    // Registration: every node registered and heartbeated once (ready).
+    let t = performance.now();
+    await sim.start();
+    await until(() => sim.report().heartbeat.count >= o.nodes, 120_000);
+    await until(async () => (await readyNodes(server.url)) === o.nodes, 60_000);
+    mark.register = since(t);
+    o.progress(`${o.nodes} nodes ready in ${mark.register}s`);
+
+    // Placement.
+    t = performance.now();
+    if (placement === "jobs-api") await registerJobs(server.url, jobs);
+    else await placeDirect(server, jobs, sim.nodes.map((n) => n.id));
+    mark.place_submit = since(t);
+    const runningTarget = desired;
+    const live = () => [...sim.liveByJob().live.values()].reduce((a, b) => a + b, 0);
+    const placed = await until(() => live() >= runningTarget, o.placeTimeoutMs);
+    mark.place_to_running = since(t);
+    if (!placed) notes.push(`only ${live()} of ${runningTarget} allocations ran within the placement timeout`);
+    o.progress(`${live()}/${runningTarget} allocations running after ${mark.place_to_running}s`);
+
+    // Steady state.
+    before = sim.report();
+    const g0 = await serverGauges(server.url);
+    const b0 = await dirBytes(logDir);
+    t = performance.now();
+    await sleep(o.steadyMs);
+    const after = sim.report();
+    const g1 = await serverGauges(server.url);
+    const b1 = await dirBytes(logDir);
+    steady = { report: after, seconds: (performance.now() - t) / 1000, records: g1.lastIndex - g0.lastIndex, bytes: b1 - b0 };
+    mark.steady = since(t);
+    o.progress(`steady state: ${Math.round(steady.records / steady.seconds)} events/s into the log`);
+
+    // Disconnect wave and convergence.
+    t = performance.now();
+    o.progress(`disconnect wave: ${o.wave.share * 100}% of the nodes silent for ${o.wave.durationMs / 1000}s`);
+    waveReport = await sim.disconnectWave(o.wave);
+    mark.wave = since(t);
+    const back = performance.now() - (Date.now() - waveReport.returnedAt);
+    const ok = await until(() => converged(server.url, sim, jobs, placement, o.nodes), o.convergeTimeoutMs, 1_000);
+    convergeS = ok ? Math.round((performance.now() - back) / 10) / 100 : null;
+    if (!ok) notes.push(`did not converge within ${o.convergeTimeoutMs / 1000}s after the disconnect wave`);
+    o.progress(`converged ${convergeS === null ? "never" : `${convergeS}s`} after the nodes came back`);
+
+    const gEnd = await serverGauges(server.url);
+    figuresEnd = { rss: gEnd.rss, heap: gEnd.heap };
+    peaks.rss = Math.max(peaks.rss, gEnd.rss);
+    peaks.heap = Math.max(peaks.heap, gEnd.heap);
+    serverCpu = await processCpuSeconds(server.child.pid ?? 0);
+  } finally {
+    clearInterval(sampler);
+    await sim.stop();
+    await server.stop();
+  }
+  const final = sim.report();
+  mark.total_until_stop = since(t0);
+
+  o.progress("counting the log");
+  const census = await logCensus(logDir);
+  o.progress("replaying the log into a fresh store");
+  const replaySeconds = await replay(logDir);
+
+  const rate = (a: number, seconds: number) => (seconds > 0 ? Math.round((a / seconds) * 10) / 10 : 0);
+  const rpcSteady: Record<string, number> = {};
+  if (steady && before) {
+    for (const [m, f] of Object.entries(steady.report.rpc)) rpcSteady[m] = rate(f.calls - (before.rpc[m]?.calls ?? 0), steady.seconds);
+  }
+  const spanS = (census.lastAt - census.firstAt) / 1000;
+  const placeSpanS = (census.lastPlacementAt - census.firstPlacementAt) / 1000;
+  return {
+    prioritized_updates: o.prioritized,
+    placement,
+    notes,
+    nodes: o.nodes,
+    allocs_desired: desired,
+    allocs_placed: census.placed,
+    allocs_running: before?.allocs.running ?? 0,
+    seconds: { ...mark, total: since(t0) },
+    registration_nodes_per_s: rate(o.nodes, mark.register ?? 0),
+    placement_per_s: placement === "jobs-api" && placeSpanS > 0 ? rate(census.placed, placeSpanS) : null,
+    log: {
+      records: census.records,
+      bytes: census.bytes,
+      events_per_s: rate(census.records, spanS),
+      steady_events_per_s: steady ? rate(steady.records, steady.seconds) : 0,
+      steady_bytes_per_s: steady ? rate(steady.bytes, steady.seconds) : 0,
+      alloc_events: census.allocEvents,
+      alloc_bytes: census.allocBytes,
+      alloc_transitions: census.allocTransitions,
+      bytes_per_alloc_transition: rate(census.allocBytes, census.allocTransitions),
+      client_update_events: census.clientUpdateEvents,
+      client_update_bytes: census.clientUpdateBytes,
+      client_update_entries: census.clientUpdateEntries,
+      client_transitions: census.clientTransitions,
+      client_update_bytes_per_client_transition: rate(census.clientUpdateBytes, census.clientTransitions),
+      by_type: census.byType,
+    },
+    rpc_per_s_steady: rpcSteady,
+    rpc_calls: Object.fromEntries(Object.entries(final.rpc).map(([m, f]) => [m, f.calls])),
+    rpc_bytes_out: final.bytes_out,
+    heartbeat_p50_ms: final.heartbeat.p50_ms,
+    heartbeat_p99_ms: final.heartbeat.p99_ms,
+    wave: { nodes: waveReport?.nodes.length ?? 0, orders: { ...waveReport?.orders }, converge_s: convergeS },
+    server: { rss_peak: peaks.rss, heap_peak: peaks.heap, rss_end: figuresEnd.rss, heap_end: figuresEnd.heap, cpu_s: serverCpu },
+    sim: { cpu_s: final.process.cpu_user_s + final.process.cpu_system_s, rss_peak: peaks.simRss, heap_peak: peaks.simHeap },
+    replay: { seconds: replaySeconds, records_per_s: rate(census.records, replaySeconds) },
+    sim_report: final,
+  };
+}
+
+/** Places the workload's allocations spread evenly over the nodes, one plan result per job (chunks of 1,000). */
+async function placeDirect(server: LoadServer, jobs: readonly WorkloadJob[], nodeIDs: readonly string[]): Promise<void> {
+  const child = server.child;
+  let seq = 0;
+  const waiting = new Map<number, (m: PlacedMessage) => void>();
+  const onMessage = (m: PlacedMessage) => waiting.get(m.seq)?.(m);
+  child.on("message", onMessage);
+  try {
+    let cursor = 0;
+    const sends: Promise<PlacedMessage>[] = [];
+    for (const j of jobs) {
+      const job = allocJob(j);
+      const count = j.count < 0 ? nodeIDs.length : j.count;
+      for (let from = 0; from < count; from += 1_000) {
+        const placements = [];
+        for (let i = from; i < Math.min(count, from + 1_000); i++) {
+          const nodeID = j.count < 0 ? nodeIDs[i]! : nodeIDs[cursor++ % nodeIDs.length]!;
+          placements.push({ nodeID, name: `${j.id}.g[${i}]` });
+        }
+        const msg: PlaceMessage = { type: "place", seq: seq++, job, group: "g", placements };
+        sends.push(new Promise((resolve) => waiting.set(msg.seq, resolve)));
+        child.send(msg);
+      }
+    }
+    for (const reply of await Promise.all(sends)) {
+      if (reply.refused) throw new Error(`direct placement refused: ${reply.refused}`);
+    }
+  } finally {
+    child.off("message", onMessage);
+  }
+}
+
+/** The job snapshot an allocation carries, from Nomad's job JSON. */
+function allocJob(j: WorkloadJob): AllocJob {
+  const spec = j.body.Job;
+  return {
+    ID: j.id,
+    Namespace: "default",
+    Type: j.type,
+    Priority: 50,
+    Version: 0,
+    CreateIndex: 1,
+    ModifyIndex: 1,
+    JobModifyIndex: 1,
+    TaskGroups: spec.TaskGroups as AllocTaskGroup[],
+  };
+}
+
+async function readyNodes(url: string): Promise<number> {
+  const res = await fetch(`${url}/v1/nodes`);
+  const nodes = (await res.json()) as { Status: string }[];
+  return nodes.filter((n) => n.Status === "ready").length;
+}
+
+/**
+ * After the wave: every node ready, nothing `unknown` on the server, every
+ * client allocation started; with the scheduler, every job at its desired
+ * count of live allocations as the clients run them (a reconnected
+ * allocation and its replacement both running would exceed it).
+ */
+async function converged(
+  url: string,
+  sim: NodeSimulator,
+  jobs: readonly WorkloadJob[],
+  placement: LoadRunFigures["placement"],
+  nodes: number,
+): Promise<boolean> {
+  const { live, starting } = sim.liveByJob();
+  if (starting > 0) return false;
+  if (placement === "jobs-api") {
+    for (const j of jobs) if ((live.get(j.id) ?? 0) !== (j.count < 0 ? nodes : j.count)) return false;
+  }
+  if ((await readyNodes(url)) !== nodes) return false;
+  const filter = encodeURIComponent('ClientStatus == "unknown"');
+  const res = await fetch(`${url}/v1/allocations?task_states=false&filter=${filter}`);
+  return ((await res.json()) as unknown[]).length === 0;
+}
+
+/** Seconds for a fresh store to rebuild every table from the log (no snapshot). */
+async function replay(logDir: string): Promise<number> {
+  const log = await openFileLog(logDir, { fsync: "never" });
+  const store = new Store({
+    log,
+    codec: new EnvelopeCodec(allSchemas),
+    projections: createProjections().all,
+    logger: pino({ level: "silent" }),
+  });
+  const started = performance.now();
+  await store.start();
+  await store.caughtUp();
+  const seconds = (performance.now() - started) / 1000;
+  await store.stop();
+  await log.close();
+  return Math.round(seconds * 100) / 100;
+}
+
+/** Polls `check` until it holds or `timeoutMs` passes; resolves whether it held. */
+async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 500): Promise<boolean> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (performance.now() > deadline) return false;
+    await sleep(everyMs);
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,101 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+
+const ROOT = join(import.meta.dirname, "../..");
+const BIN = join(ROOT, "bin/chronomad.js");
+const DIRECT = join(ROOT, "src/bench/direct-place-server.ts");
+
+export interface LoadServer {
+  readonly child: ChildProcess;
+  readonly url: string;
+  /** Resolves with the exit code once the process ended. */
+  readonly exited: Promise<number | null>;
+  /** SIGTERM, then waits for the exit (the server snapshots and closes its log first). */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Runs the server as its own process on an ephemeral port and waits for its
+ * "chronomad serving" log line: `chronomad serve`, or with `direct` the
+ * bench's direct-placement server (the same server plus an IPC channel).
+ */
+export async function startLoadServer(args: readonly string[], direct: boolean): Promise<LoadServer> {
+  const common = ["--http-addr", "127.0.0.1:0", "--log-level", "info", ...args];
+  const child = direct
+    ? spawn(process.execPath, ["--import", "tsx", DIRECT, ...common], {
+        cwd: ROOT,
+        env: { ...process.env, MSGPACKR_NATIVE_ACCELERATION_DISABLED: "true" },
+        stdio: ["ignore", "pipe", "pipe", "ipc"],
+      })
+    : spawn(process.execPath, [BIN, "serve", ...common], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr!.on("data", (d) => {
+    stderr = (stderr + String(d)).slice(-4000);
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      if (!line.includes('"chronomad serving"')) return;
+      try {
+        resolve(`http://${String((JSON.parse(line) as { http: unknown }).http)}`);
+      } catch (err) {
+        reject(err);
+      }
+    });
+    void exited.then((code) => reject(new Error(`the server exited with ${code} before serving: ${stderr}`)));
+  });
+  // Keep draining stdout so a chatty server never blocks on a full pipe.
+  child.stdout!.resume();
+  return {
+    child,
+    url,
+    exited,
+    stop: async () => {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+export interface ServerGauges {
+  readonly rss: number;
+  readonly heap: number;
+  readonly lastIndex: number;
+}
+
+/** The runtime gauges of `/v1/metrics` (chronomad.runtime.rss_bytes / heap_bytes, chronomad.log.last_index). */
+export async function serverGauges(url: string): Promise<ServerGauges> {
+  const res = await fetch(`${url}/v1/metrics`);
+  const body = (await res.json()) as { Gauges: { Name: string; Value: number }[] };
+  const g = (name: string) => body.Gauges.find((x) => x.Name === name)?.Value ?? 0;
+  return {
+    rss: g("chronomad.runtime.rss_bytes"),
+    heap: g("chronomad.runtime.heap_bytes"),
+    lastIndex: g("chronomad.log.last_index"),
+  };
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc; 0 where /proc is not there. */
+export async function processCpuSeconds(pid: number): Promise<number> {
+  try {
+    const text = await readFile(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return ticks / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** Bytes of the files directly in `dir` (a file log's segments). */
+export async function dirBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const s = await stat(join(dir, name)).catch(() => undefined);
+    if (s?.isFile()) total += s.size;
+  }
+  return total;
+}
