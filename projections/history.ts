@@ -61,6 +61,7 @@ export const TRACKED: Readonly<Record<string, Tracked>> = {
     lists: { Events: (e) => ({ Message: e.Message, Subsystem: e.Subsystem }) },
   },
   jobs: { object: "job", fields: ["Status", "Stop", "Version", "Priority"], lists: {} },
+  deployments: { object: "deployment", fields: ["Status", "StatusDescription"], lists: {} },
   evals: {
     object: "evaluation",
     fields: ["Status", "StatusDescription", "NextEval", "BlockedEval"],
@@ -96,7 +97,7 @@ export function historyProjection(observedTables: readonly string[]) {
 
   const projection: Projection = {
     name: "history",
-    version: 2,
+    version: 3,
     tables: [history],
     handles: new Set(),
     evolve() {},

@@ -117,6 +117,10 @@ export function nodesProjection() {
             ctx.reject(404, "node not found");
             return;
           }
+          if (d.Complete && node.DrainStrategy === null) {
+            ctx.reject(409, `node ${d.NodeID} is not draining: its drain cannot complete`);
+            return;
+          }
           ctx.put(
             nodes,
             drained(
@@ -128,6 +132,7 @@ export function nodesProjection() {
               e.at,
               ctx.index,
               d.NodeEvent,
+              d.Complete === true,
             ),
           );
           return;
@@ -294,6 +299,7 @@ function drained(
   at: number,
   index: number,
   event: NodeEventSpec | null,
+  complete = false,
 ): NodeRow {
   let eligibility = node.SchedulingEligibility;
   if (drain !== null) eligibility = "ineligible";
@@ -317,7 +323,7 @@ function drained(
       UpdatedAt: updated,
       Meta: meta && Object.keys(meta).length > 0 ? meta : base.Meta,
       AccessorID: accessorID || base.AccessorID,
-      Status: drain !== null ? "draining" : "canceled",
+      Status: drain !== null ? "draining" : complete ? "complete" : "canceled",
     };
   }
   return {

@@ -203,8 +203,11 @@ export function applyPlan(ctx: ApplyContext, t: PlanTables, plan: AllocsPlanAppl
         DesiredStatus: "stop",
         DesiredDescription: d.DesiredDescription,
         ClientStatus: d.ClientStatus || stored.ClientStatus,
+        // Marked lost once, whether the heartbeat path or a plan got there first.
         AllocStates:
-          d.ClientStatus === "lost" ? withState(stored.AllocStates, "lost", at) : stored.AllocStates,
+          d.ClientStatus === "lost" && stored.ClientStatus !== "lost"
+            ? withState(stored.AllocStates, "lost", at)
+            : stored.AllocStates,
         FollowupEvalID: d.FollowupEvalID || stored.FollowupEvalID,
         ModifyTime: d.ModifyTime,
         ModifyIndex: ctx.index,

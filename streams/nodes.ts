@@ -108,6 +108,12 @@ export interface NodeDrainUpdated {
   /** The accessor of the token that asked; "" when ACLs are off. */
   readonly AccessorID: string;
   readonly NodeEvent: NodeEventSpec | null;
+  /**
+   * Written by the leader's drainer when nothing is left to migrate (Nomad's
+   * drain complete): LastDrain says `complete` rather than `canceled`, and it
+   * applies only to a node still draining. Absent in operator writes.
+   */
+  readonly Complete?: boolean;
 }
 
 /** Node.UpdateEligibility (`/v1/node/:id/eligibility`). */

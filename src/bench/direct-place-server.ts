@@ -58,9 +58,18 @@ async function place(msg: PlaceMessage): Promise<PlacedMessage> {
       CreateTime: now * 1e6,
     }),
   );
-  const { outcomes } = await writeEvents(server.store, now, { kind: "server", id: config.serverName, name: "load-bench" }, [
-    { type: "AllocsPlanApplied", v: 1, data: { EvalID: "", Placed, Updated: [], Stopped: [], Preempted: [] } },
-  ]);
+  const { outcomes } = await writeEvents(
+    server.store,
+    now,
+    { kind: "server", id: config.serverName, name: "load-bench" },
+    [
+      {
+        type: "AllocsPlanApplied",
+        v: 1,
+        data: { EvalID: "", Placed, Updated: [], Stopped: [], Preempted: [] },
+      },
+    ],
+  );
   const o = outcomes[0];
   return {
     type: "placed",

@@ -23,6 +23,9 @@ bench-results/ and prints the markdown.
   --steady D         steady-state measurement (default 30s)
   --wave-share F     share of nodes the wave silences (default 0.1)
   --wave-for D       how long they stay silent (default 45s: past TTL + grace)
+  --placement M      auto (default): through PUT /v1/jobs when the server serves it;
+                     jobs: only that; direct: plan results appended through the
+                     bench server's IPC channel, without the scheduler
   --out DIR          where the report goes (default bench-results)
 `;
 
@@ -53,11 +56,12 @@ export async function runLoadBench(args: readonly string[]): Promise<number> {
     seed: v.seed,
     mix,
     steady_ms: v.steadyMs,
+    placement: v.placement,
     wave: { share: v.waveShare, duration_ms: v.waveForMs },
     // Nomad's default of 50 heartbeats/s gives 5,000 nodes a 100-200 s TTL; 500/s gives 10-20 s, so a
     // missed heartbeat (TTL + 10 s grace) fits in the run.
     server_args: ["--max-heartbeats-per-second", "500"],
-    driver: { failureRate: 0.005, eventInterval: 10_000 },
+    driver: { failureRate: 0.005, eventInterval: 60_000 },
   };
   const runs: LoadRunFigures[] = [];
   for (const prioritized of v.modes) {
@@ -72,8 +76,12 @@ export async function runLoadBench(args: readonly string[]): Promise<number> {
       serverArgs: settings.server_args,
       driver: settings.driver,
       placeTimeoutMs: 180_000,
-      convergeTimeoutMs: 120_000,
-      progress: (m) => process.stderr.write(`bench:load [${label}] ${m} (${Math.round((performance.now() - started) / 1000)}s)\n`),
+      convergeTimeoutMs: 90_000,
+      placement: v.placement,
+      progress: (m) =>
+        process.stderr.write(
+          `bench:load [${label}] ${m} (${Math.round((performance.now() - started) / 1000)}s)\n`,
+        ),
     };
     runs.push(await loadRun(options));
   }
@@ -83,7 +91,11 @@ export async function runLoadBench(args: readonly string[]): Promise<number> {
   const totalSeconds = (performance.now() - started) / 1000;
   const report: LoadBenchReport = {
     started_at: startedAt,
-    machine: { cpus: availableParallelism(), node: process.version, platform: `${process.platform}/${process.arch}` },
+    machine: {
+      cpus: availableParallelism(),
+      node: process.version,
+      platform: `${process.platform}/${process.arch}`,
+    },
     settings: { ...settings, total_seconds: Math.round(totalSeconds) },
     runs,
     comparison,
@@ -111,6 +123,7 @@ function parse(args: readonly string[]) {
       "wave-share": { type: "string" },
       "wave-for": { type: "string" },
       out: { type: "string" },
+      placement: { type: "string" },
     },
     strict: true,
   });
@@ -125,7 +138,11 @@ function parse(args: readonly string[]) {
   if (!(waveShare >= 0 && waveShare <= 1)) throw new Error("--wave-share must be between 0 and 1");
   if (values.only !== undefined && values.only !== "on" && values.only !== "off")
     throw new Error("--only must be on or off");
+  const placement = values.placement ?? "auto";
+  if (placement !== "auto" && placement !== "jobs" && placement !== "direct")
+    throw new Error("--placement must be auto, jobs or direct");
   return {
+    placement: (placement === "jobs" ? "jobs-api" : placement) as "auto" | "jobs-api" | "direct",
     nodes,
     seed: values.seed ?? "load-bench",
     modes: values.only === undefined ? [true, false] : [values.only === "on"],
@@ -137,5 +154,7 @@ function parse(args: readonly string[]) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  // Exit on a signal so the "exit" handlers stop the server child.
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
   process.exitCode = await runLoadBench(process.argv.slice(2));
 }

@@ -16,7 +16,11 @@ export interface LoadBenchReport {
   readonly settings: Record<string, unknown>;
   readonly runs: readonly LoadRunFigures[];
   readonly comparison: LoadComparison | null;
-  readonly goals: readonly { readonly goal: string; readonly measured: string; readonly met: boolean | null }[];
+  readonly goals: readonly {
+    readonly goal: string;
+    readonly measured: string;
+    readonly met: boolean | null;
+  }[];
 }
 
 const cut = (on: number, off: number) => (off > 0 ? Math.round(((off - on) / off) * 1000) / 1000 : 0);
@@ -35,10 +39,18 @@ export function compare(on: LoadRunFigures, off: LoadRunFigures): LoadComparison
 }
 
 /** The acceptance goals of the load benchmark, against what was measured. */
-export function goals(runs: readonly LoadRunFigures[], comparison: LoadComparison | null, totalSeconds: number) {
+export function goals(
+  runs: readonly LoadRunFigures[],
+  comparison: LoadComparison | null,
+  totalSeconds: number,
+) {
   const on = runs.find((r) => r.prioritized_updates) ?? runs[0];
   const out: { goal: string; measured: string; met: boolean | null }[] = [];
-  out.push({ goal: "completes in under 10 minutes", measured: `${Math.round(totalSeconds)} s`, met: totalSeconds < 600 });
+  out.push({
+    goal: "completes in under 10 minutes",
+    measured: `${Math.round(totalSeconds)} s`,
+    met: totalSeconds < 600,
+  });
   if (on) {
     out.push({
       goal: "≥ 50,000 allocations placed and running across 5,000 nodes",
@@ -46,7 +58,11 @@ export function goals(runs: readonly LoadRunFigures[], comparison: LoadCompariso
       met: on.allocs_running >= 50_000 && on.nodes >= 5_000,
     });
     const rss = Math.max(...runs.map((r) => r.server.rss_peak));
-    out.push({ goal: "server RSS ≤ 2 GiB", measured: `${mib(rss)} MiB peak`, met: rss > 0 ? rss <= 2 * 2 ** 30 : null });
+    out.push({
+      goal: "server RSS ≤ 2 GiB",
+      measured: `${mib(rss)} MiB peak`,
+      met: rss > 0 ? rss <= 2 * 2 ** 30 : null,
+    });
     const replay = Math.max(...runs.map((r) => r.replay.seconds));
     out.push({ goal: "replay of the produced log ≤ 30 s", measured: `${replay} s`, met: replay <= 30 });
   }
@@ -67,7 +83,8 @@ export function toMarkdown(report: LoadBenchReport): string {
   const runs = report.runs;
   const head = `| figure | ${runs.map((r) => `prioritized ${r.prioritized_updates ? "on" : "off"}`).join(" | ")} |`;
   const sep = `| --- | ${runs.map(() => "---:").join(" | ")} |`;
-  const row = (label: string, f: (r: LoadRunFigures) => string) => `| ${label} | ${runs.map(f).join(" | ")} |`;
+  const row = (label: string, f: (r: LoadRunFigures) => string) =>
+    `| ${label} | ${runs.map(f).join(" | ")} |`;
   const methods = [...new Set(runs.flatMap((r) => Object.keys(r.rpc_per_s_steady)))].sort();
   const lines = [
     `# chronomad load benchmark`,
@@ -82,7 +99,10 @@ export function toMarkdown(report: LoadBenchReport): string {
     sep,
     row("placement", (r) => r.placement),
     row("nodes", (r) => n(r.nodes)),
-    row("allocations desired / placed / running", (r) => `${n(r.allocs_desired)} / ${n(r.allocs_placed)} / ${n(r.allocs_running)}`),
+    row(
+      "allocations desired / placed / running",
+      (r) => `${n(r.allocs_desired)} / ${n(r.allocs_placed)} / ${n(r.allocs_running)}`,
+    ),
     row("registration (nodes/s)", (r) => n(r.registration_nodes_per_s)),
     row("placement rate (allocs/s, scheduler)", (r) => n(r.placement_per_s)),
     row("placement → all running (s)", (r) => n(r.seconds.place_to_running)),
@@ -94,8 +114,14 @@ export function toMarkdown(report: LoadBenchReport): string {
     row("allocation events / bytes", (r) => `${n(r.log.alloc_events)} / ${n(r.log.alloc_bytes)}`),
     row("allocation transitions", (r) => n(r.log.alloc_transitions)),
     row("log bytes per allocation transition", (r) => n(r.log.bytes_per_alloc_transition)),
-    row("AllocClientUpdated events / bytes", (r) => `${n(r.log.client_update_events)} / ${n(r.log.client_update_bytes)}`),
-    row("client update entries / status transitions", (r) => `${n(r.log.client_update_entries)} / ${n(r.log.client_transitions)}`),
+    row(
+      "AllocClientUpdated events / bytes",
+      (r) => `${n(r.log.client_update_events)} / ${n(r.log.client_update_bytes)}`,
+    ),
+    row(
+      "client update entries / status transitions",
+      (r) => `${n(r.log.client_update_entries)} / ${n(r.log.client_transitions)}`,
+    ),
     ...methods.map((m) => row(`${m} (calls/s, steady)`, (r) => n(r.rpc_per_s_steady[m] ?? 0))),
     row("Node.UpdateAlloc calls (whole run)", (r) => n(r.rpc_calls["Node.UpdateAlloc"] ?? 0)),
     row("client RPCs (whole run)", (r) => n(totalCalls(r))),
@@ -106,7 +132,10 @@ export function toMarkdown(report: LoadBenchReport): string {
     row("server RSS peak / end (MiB)", (r) => `${mib(r.server.rss_peak)} / ${mib(r.server.rss_end)}`),
     row("server heap peak / end (MiB)", (r) => `${mib(r.server.heap_peak)} / ${mib(r.server.heap_end)}`),
     row("server CPU (s)", (r) => n(r.server.cpu_s)),
-    row("simulator CPU (s) / RSS peak (MiB)", (r) => `${n(Math.round(r.sim.cpu_s))} / ${mib(r.sim.rss_peak)}`),
+    row(
+      "simulator CPU (s) / RSS peak (MiB)",
+      (r) => `${n(Math.round(r.sim.cpu_s))} / ${mib(r.sim.rss_peak)}`,
+    ),
     row("replay of the log (s)", (r) => n(r.replay.seconds)),
     row("replay (records/s)", (r) => n(r.replay.records_per_s)),
     row("run time (s)", (r) => n(r.seconds.total)),
@@ -129,7 +158,8 @@ export function toMarkdown(report: LoadBenchReport): string {
     );
   }
   lines.push("## Goals", "", "| goal | measured | met |", "| --- | --- | --- |");
-  for (const g of report.goals) lines.push(`| ${g.goal} | ${g.measured} | ${g.met === null ? "—" : g.met ? "yes" : "no"} |`);
+  for (const g of report.goals)
+    lines.push(`| ${g.goal} | ${g.measured} | ${g.met === null ? "—" : g.met ? "yes" : "no"} |`);
   const notes = [...new Set(runs.flatMap((r) => r.notes))];
   if (notes.length) lines.push("", "## Notes", "", ...notes.map((x) => `- ${x}`));
   return `${lines.join("\n")}\n`;

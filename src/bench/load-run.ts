@@ -7,7 +7,9 @@ import type { AllocJob, AllocTaskGroup } from "../../streams/allocs.ts";
 import { allSchemas } from "../../streams/index.ts";
 import { EnvelopeCodec } from "../codec/envelope-codec.ts";
 import { openFileLog } from "../log/file/index.ts";
+import { convergence } from "../nodesim/convergence.ts";
 import type { DriverOptions } from "../nodesim/driver-options.ts";
+import { progressLine } from "../nodesim/progress-line.ts";
 import { NodeSimulator, type SimReport } from "../nodesim/simulator.ts";
 import {
   jobsApiServed,
@@ -19,8 +21,14 @@ import {
 } from "../nodesim/workload.ts";
 import { Store } from "../store/store.ts";
 import type { PlacedMessage, PlaceMessage } from "./direct-place-server.ts";
+import {
+  dirBytes,
+  type LoadServer,
+  processCpuSeconds,
+  serverGauges,
+  startLoadServer,
+} from "./load-server.ts";
 import { type LogCensus, logCensus } from "./log-census.ts";
-import { dirBytes, type LoadServer, processCpuSeconds, serverGauges, startLoadServer } from "./load-server.ts";
 
 export interface LoadRunOptions {
   readonly nodes: number;
@@ -37,6 +45,8 @@ export interface LoadRunOptions {
   readonly placeTimeoutMs: number;
   readonly convergeTimeoutMs: number;
   readonly progress: (message: string) => void;
+  /** auto: through PUT /v1/jobs when the server serves it, else direct plan appends. */
+  readonly placement: "auto" | "jobs-api" | "direct";
 }
 
 export interface LoadRunFigures {
@@ -74,8 +84,18 @@ export interface LoadRunFigures {
   readonly rpc_bytes_out: number;
   readonly heartbeat_p50_ms: number;
   readonly heartbeat_p99_ms: number;
-  readonly wave: { readonly nodes: number; readonly orders: Record<string, number>; readonly converge_s: number | null };
-  readonly server: { readonly rss_peak: number; readonly heap_peak: number; readonly rss_end: number; readonly heap_end: number; readonly cpu_s: number };
+  readonly wave: {
+    readonly nodes: number;
+    readonly orders: Record<string, number>;
+    readonly converge_s: number | null;
+  };
+  readonly server: {
+    readonly rss_peak: number;
+    readonly heap_peak: number;
+    readonly rss_end: number;
+    readonly heap_end: number;
+    readonly cpu_s: number;
+  };
   readonly sim: { readonly cpu_s: number; readonly rss_peak: number; readonly heap_peak: number };
   readonly replay: { readonly seconds: number; readonly records_per_s: number };
   readonly sim_report: SimReport;
@@ -105,24 +125,37 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
   const logDir = join(dataDir, "log");
   const args = ["--data-dir", dataDir, ...o.serverArgs];
 
-  let server = await startLoadServer(args, false);
-  let placement: LoadRunFigures["placement"] = "jobs-api";
-  if (!(await jobsApiServed(server.url))) {
+  let placement: LoadRunFigures["placement"] = o.placement === "direct" ? "direct" : "jobs-api";
+  let server = await startLoadServer(args, placement === "direct");
+  if (placement === "jobs-api" && !(await jobsApiServed(server.url))) {
+    if (o.placement === "jobs-api") throw new Error("the server does not serve PUT /v1/jobs");
     placement = "direct";
-    notes.push(
-      "The server does not serve PUT /v1/jobs yet: allocations were placed by direct AllocsPlanApplied appends " +
-        "(the record the plan applier writes, full specs), not by the scheduler. Placement rate is not measured; " +
-        "lost allocations are not replaced, so convergence after the wave means every node ready and nothing unknown.",
-    );
+    notes.push("The server does not serve PUT /v1/jobs yet.");
     await server.stop();
     await rm(logDir, { recursive: true, force: true });
     await rm(join(dataDir, "snapshots"), { recursive: true, force: true });
     server = await startLoadServer(args, true);
   }
+  if (placement === "direct") {
+    notes.push(
+      "Direct placement: allocations were placed by AllocsPlanApplied appends (the record the plan applier writes, " +
+        "with full allocation specs) through the bench server's IPC channel, not by the scheduler. No placement rate; " +
+        "lost allocations are not replaced, so convergence after the wave means every node ready, nothing unknown, " +
+        "every allocation started.",
+    );
+  }
   o.progress(`server at ${server.url} (${placement === "direct" ? "direct placement" : "jobs API"})`);
 
   const peaks = { rss: 0, heap: 0, simRss: 0, simHeap: 0 };
+  let lastReport: SimReport | undefined;
+  let samples = 0;
   const sampler = setInterval(() => {
+    // A progress line every ~20 s, so a long phase shows what the nodes are doing.
+    if (++samples % 10 === 0 && simStarted) {
+      const now = sim.report();
+      o.progress(progressLine(now, lastReport));
+      lastReport = now;
+    }
     const mem = process.memoryUsage();
     peaks.simRss = Math.max(peaks.simRss, mem.rss);
     peaks.simHeap = Math.max(peaks.simHeap, mem.heapUsed);
@@ -142,6 +175,7 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     prioritizedUpdates: o.prioritized,
     driver: o.driver,
   });
+  let simStarted = false;
   const jobs = workloadJobs(o.mix);
   const desired = workloadSize(jobs, o.nodes);
   let figuresEnd: { rss: number; heap: number } = { rss: 0, heap: 0 };
@@ -153,6 +187,7 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
   try {
     // Registration: every node registered and heartbeated once (ready).
     let t = performance.now();
+    simStarted = true;
     await sim.start();
     await until(() => sim.report().heartbeat.count >= o.nodes, 120_000);
     await until(async () => (await readyNodes(server.url)) === o.nodes, 60_000);
@@ -162,13 +197,19 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     // Placement.
     t = performance.now();
     if (placement === "jobs-api") await registerJobs(server.url, jobs);
-    else await placeDirect(server, jobs, sim.nodes.map((n) => n.id));
+    else
+      await placeDirect(
+        server,
+        jobs,
+        sim.nodes.map((n) => n.id),
+      );
     mark.place_submit = since(t);
     const runningTarget = desired;
-    const live = () => [...sim.liveByJob().live.values()].reduce((a, b) => a + b, 0);
+    const live = () => [...convergence(sim, jobs, o.nodes).jobs.values()].reduce((a, p) => a + p.live, 0);
     const placed = await until(() => live() >= runningTarget, o.placeTimeoutMs);
     mark.place_to_running = since(t);
-    if (!placed) notes.push(`only ${live()} of ${runningTarget} allocations ran within the placement timeout`);
+    if (!placed)
+      notes.push(`only ${live()} of ${runningTarget} allocations ran within the placement timeout`);
     o.progress(`${live()}/${runningTarget} allocations running after ${mark.place_to_running}s`);
 
     // Steady state.
@@ -180,19 +221,39 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     const after = sim.report();
     const g1 = await serverGauges(server.url);
     const b1 = await dirBytes(logDir);
-    steady = { report: after, seconds: (performance.now() - t) / 1000, records: g1.lastIndex - g0.lastIndex, bytes: b1 - b0 };
+    steady = {
+      report: after,
+      seconds: (performance.now() - t) / 1000,
+      records: g1.lastIndex - g0.lastIndex,
+      bytes: b1 - b0,
+    };
     mark.steady = since(t);
     o.progress(`steady state: ${Math.round(steady.records / steady.seconds)} events/s into the log`);
 
     // Disconnect wave and convergence.
     t = performance.now();
-    o.progress(`disconnect wave: ${o.wave.share * 100}% of the nodes silent for ${o.wave.durationMs / 1000}s`);
-    waveReport = await sim.disconnectWave(o.wave);
+    o.progress(
+      `disconnect wave: ${o.wave.share * 100}% of the nodes silent for ${o.wave.durationMs / 1000}s`,
+    );
+    const wave = sim.disconnectWave(o.wave).then((r) => {
+      waveReport = r;
+      return r;
+    });
+    await sleep(o.wave.durationMs);
+    // Convergence counts from the end of the partition: the nodes' three calls are part of it.
+    const back = performance.now();
+    const ok = await until(
+      async () => waveReport !== undefined && (await converged(server.url, sim, jobs, placement, o.nodes)),
+      o.convergeTimeoutMs,
+      1_000,
+    );
     mark.wave = since(t);
-    const back = performance.now() - (Date.now() - waveReport.returnedAt);
-    const ok = await until(() => converged(server.url, sim, jobs, placement, o.nodes), o.convergeTimeoutMs, 1_000);
     convergeS = ok ? Math.round((performance.now() - back) / 10) / 100 : null;
-    if (!ok) notes.push(`did not converge within ${o.convergeTimeoutMs / 1000}s after the disconnect wave`);
+    if (!waveReport)
+      notes.push("the nodes' reconnect calls had not all been answered when the convergence wait ended");
+    else if (!ok)
+      notes.push(`did not converge within ${o.convergeTimeoutMs / 1000}s after the disconnect wave`);
+    void wave.catch(() => undefined);
     o.progress(`converged ${convergeS === null ? "never" : `${convergeS}s`} after the nodes came back`);
 
     const gEnd = await serverGauges(server.url);
@@ -216,7 +277,8 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
   const rate = (a: number, seconds: number) => (seconds > 0 ? Math.round((a / seconds) * 10) / 10 : 0);
   const rpcSteady: Record<string, number> = {};
   if (steady && before) {
-    for (const [m, f] of Object.entries(steady.report.rpc)) rpcSteady[m] = rate(f.calls - (before.rpc[m]?.calls ?? 0), steady.seconds);
+    for (const [m, f] of Object.entries(steady.report.rpc))
+      rpcSteady[m] = rate(f.calls - (before.rpc[m]?.calls ?? 0), steady.seconds);
   }
   const spanS = (census.lastAt - census.firstAt) / 1000;
   const placeSpanS = (census.lastPlacementAt - census.firstPlacementAt) / 1000;
@@ -254,15 +316,29 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     heartbeat_p50_ms: final.heartbeat.p50_ms,
     heartbeat_p99_ms: final.heartbeat.p99_ms,
     wave: { nodes: waveReport?.nodes.length ?? 0, orders: { ...waveReport?.orders }, converge_s: convergeS },
-    server: { rss_peak: peaks.rss, heap_peak: peaks.heap, rss_end: figuresEnd.rss, heap_end: figuresEnd.heap, cpu_s: serverCpu },
-    sim: { cpu_s: final.process.cpu_user_s + final.process.cpu_system_s, rss_peak: peaks.simRss, heap_peak: peaks.simHeap },
+    server: {
+      rss_peak: peaks.rss,
+      heap_peak: peaks.heap,
+      rss_end: figuresEnd.rss,
+      heap_end: figuresEnd.heap,
+      cpu_s: serverCpu,
+    },
+    sim: {
+      cpu_s: final.process.cpu_user_s + final.process.cpu_system_s,
+      rss_peak: peaks.simRss,
+      heap_peak: peaks.simHeap,
+    },
     replay: { seconds: replaySeconds, records_per_s: rate(census.records, replaySeconds) },
     sim_report: final,
   };
 }
 
 /** Places the workload's allocations spread evenly over the nodes, one plan result per job (chunks of 1,000). */
-async function placeDirect(server: LoadServer, jobs: readonly WorkloadJob[], nodeIDs: readonly string[]): Promise<void> {
+async function placeDirect(
+  server: LoadServer,
+  jobs: readonly WorkloadJob[],
+  nodeIDs: readonly string[],
+): Promise<void> {
   const child = server.child;
   let seq = 0;
   const waiting = new Map<number, (m: PlacedMessage) => void>();
@@ -310,16 +386,15 @@ function allocJob(j: WorkloadJob): AllocJob {
 }
 
 async function readyNodes(url: string): Promise<number> {
-  const res = await fetch(`${url}/v1/nodes`);
+  const res = await fetch(`${url}/v1/nodes`, { signal: AbortSignal.timeout(30_000) });
   const nodes = (await res.json()) as { Status: string }[];
   return nodes.filter((n) => n.Status === "ready").length;
 }
 
 /**
  * After the wave: every node ready, nothing `unknown` on the server, every
- * client allocation started; with the scheduler, every job at its desired
- * count of live allocations as the clients run them (a reconnected
- * allocation and its replacement both running would exceed it).
+ * client allocation started; with the scheduler, every job as desired on
+ * the clients, no slot running twice (see nodesim/convergence.ts).
  */
 async function converged(
   url: string,
@@ -328,14 +403,13 @@ async function converged(
   placement: LoadRunFigures["placement"],
   nodes: number,
 ): Promise<boolean> {
-  const { live, starting } = sim.liveByJob();
-  if (starting > 0) return false;
-  if (placement === "jobs-api") {
-    for (const j of jobs) if ((live.get(j.id) ?? 0) !== (j.count < 0 ? nodes : j.count)) return false;
-  }
+  const state = convergence(sim, jobs, nodes);
+  if (placement === "jobs-api" ? !state.converged : state.starting > 0) return false;
   if ((await readyNodes(url)) !== nodes) return false;
   const filter = encodeURIComponent('ClientStatus == "unknown"');
-  const res = await fetch(`${url}/v1/allocations?task_states=false&filter=${filter}`);
+  const res = await fetch(`${url}/v1/allocations?task_states=false&filter=${filter}`, {
+    signal: AbortSignal.timeout(30_000),
+  });
   return ((await res.json()) as unknown[]).length === 0;
 }
 
@@ -358,7 +432,11 @@ async function replay(logDir: string): Promise<number> {
 }
 
 /** Polls `check` until it holds or `timeoutMs` passes; resolves whether it held. */
-async function until(check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 500): Promise<boolean> {
+async function until(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  everyMs = 500,
+): Promise<boolean> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     if (await check()) return true;

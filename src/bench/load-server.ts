@@ -35,6 +35,10 @@ export async function startLoadServer(args: readonly string[], direct: boolean):
     stderr = (stderr + String(d)).slice(-4000);
   });
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  // The bench may be interrupted: never leave the server running behind it.
+  const orphan = () => child.kill("SIGKILL");
+  process.once("exit", orphan);
+  void exited.then(() => process.off("exit", orphan));
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on("line", (line) => {
       if (!line.includes('"chronomad serving"')) return;
@@ -67,7 +71,7 @@ export interface ServerGauges {
 
 /** The runtime gauges of `/v1/metrics` (chronomad.runtime.rss_bytes / heap_bytes, chronomad.log.last_index). */
 export async function serverGauges(url: string): Promise<ServerGauges> {
-  const res = await fetch(`${url}/v1/metrics`);
+  const res = await fetch(`${url}/v1/metrics`, { signal: AbortSignal.timeout(10_000) });
   const body = (await res.json()) as { Gauges: { Name: string; Value: number }[] };
   const g = (name: string) => body.Gauges.find((x) => x.Name === name)?.Value ?? 0;
   return {

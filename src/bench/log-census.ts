@@ -91,7 +91,11 @@ export async function logCensus(dir: string): Promise<LogCensus> {
         records++;
         bytes += size;
         const env = unpackPlain(record.bytes) as { type: string; at: number; data: Json };
-        const t = (byType[env.type] ??= { events: 0, bytes: 0 });
+        let t = byType[env.type];
+        if (!t) {
+          t = { events: 0, bytes: 0 };
+          byType[env.type] = t;
+        }
         t.events++;
         t.bytes += size;
         if (firstAt === 0) firstAt = env.at;
@@ -110,7 +114,8 @@ export async function logCensus(dir: string): Promise<LogCensus> {
               if (firstPlacementAt === 0) firstPlacementAt = env.at;
               lastPlacementAt = env.at;
             }
-            for (const s of list(d.Stopped)) set(String(s.ID), (s.ClientStatus as string) || undefined, "stop");
+            for (const s of list(d.Stopped))
+              set(String(s.ID), (s.ClientStatus as string) || undefined, "stop");
             for (const p of list(d.Preempted)) set(String(p.ID), undefined, "evict");
             for (const u of list(d.Disconnected)) set(String(u.ID), "unknown", undefined);
             break;
@@ -135,7 +140,10 @@ export async function logCensus(dir: string): Promise<LogCensus> {
   }
   const sum = (types: string[]) =>
     types.reduce(
-      (acc, t) => ({ events: acc.events + (byType[t]?.events ?? 0), bytes: acc.bytes + (byType[t]?.bytes ?? 0) }),
+      (acc, t) => ({
+        events: acc.events + (byType[t]?.events ?? 0),
+        bytes: acc.bytes + (byType[t]?.bytes ?? 0),
+      }),
       { events: 0, bytes: 0 },
     );
   const alloc = sum([...ALLOC_EVENTS]);

@@ -6,6 +6,7 @@ import { benchEvalDelete } from "../bench/eval-delete-bench.ts";
 import { benchFileLog } from "../bench/file-log-bench.ts";
 import { benchHeartbeats } from "../bench/heartbeat-bench.ts";
 import { benchKafkaLog } from "../bench/kafka-log-bench.ts";
+import { benchScheduler } from "../bench/scheduler-bench.ts";
 import { benchReplay, benchVisible } from "../bench/store-bench.ts";
 
 type Figures = Record<string, object | number>;
@@ -43,6 +44,8 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
   figures.visible_p99_ms = visible.visible_p99_ms;
   progress("client heartbeats over HTTP with 5,000 nodes, and alloc update coalescing");
   figures.heartbeat = await benchHeartbeats();
+  progress("scheduler: one job of 10,000 allocations over 5,000 nodes, then 1,000 jobs of 10");
+  figures.scheduler = await benchScheduler();
   const brokers = process.env.KAFKA_BROKERS;
   if (brokers) {
     progress(`kafka log appends (${brokers})`);

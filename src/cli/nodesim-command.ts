@@ -33,7 +33,9 @@ stdout when it ends (after --duration, or on Ctrl-C).
   --start-time R                  driver event to "Started" (a duration or min..max)
   --batch-run-for R               batch task run time, unless the task's run_for says
   --failure-rate F                share of tasks that fail (batch exit 1, service crash)
-  --event-interval D              a low-priority task event while running, every D (0: none)
+  --event-interval D              low-priority activity while running: a template re-render
+                                  (hook message, then a signal) per allocation every D
+                                  (default 60s; 0: none)
   --restart-delay D               delay before a restart (default: the group's restart policy)
   --deregister                    deregister the nodes when stopping
 `;
@@ -74,7 +76,11 @@ export async function runNodesim(
   err: NodeJS.WritableStream = process.stderr,
 ): Promise<number> {
   let sim: NodeSimulator;
-  let plan: { durationMs?: number; reportEveryMs: number; wave?: { share: number; afterMs: number; forMs: number } };
+  let plan: {
+    durationMs?: number;
+    reportEveryMs: number;
+    wave?: { share: number; afterMs: number; forMs: number };
+  };
   let deregister = false;
   try {
     const { values: v } = parseArgs({ args: [...args], options: OPTIONS, strict: true });
@@ -84,7 +90,8 @@ export async function runNodesim(
     }
     if (!v.server) throw new Error("--server is required");
     const nodes = integer("--nodes", v.nodes, undefined);
-    const share = v["disconnect-share"] === undefined ? 0 : fraction("--disconnect-share", v["disconnect-share"]);
+    const share =
+      v["disconnect-share"] === undefined ? 0 : fraction("--disconnect-share", v["disconnect-share"]);
     plan = {
       durationMs: v.duration === undefined ? undefined : duration("--duration", v.duration),
       reportEveryMs: duration("--report-every", v["report-every"] ?? "10s"),
@@ -102,8 +109,12 @@ export async function runNodesim(
       ...(v["start-time"] !== undefined && { start: range("--start-time", v["start-time"]) }),
       ...(v["batch-run-for"] !== undefined && { batchRunFor: range("--batch-run-for", v["batch-run-for"]) }),
       ...(v["failure-rate"] !== undefined && { failureRate: fraction("--failure-rate", v["failure-rate"]) }),
-      ...(v["event-interval"] !== undefined && { eventInterval: duration("--event-interval", v["event-interval"]) }),
-      ...(v["restart-delay"] !== undefined && { restartDelay: duration("--restart-delay", v["restart-delay"]) }),
+      ...(v["event-interval"] !== undefined && {
+        eventInterval: duration("--event-interval", v["event-interval"]),
+      }),
+      ...(v["restart-delay"] !== undefined && {
+        restartDelay: duration("--restart-delay", v["restart-delay"]),
+      }),
     };
     sim = new NodeSimulator({
       server: v.server,
@@ -113,7 +124,10 @@ export async function runNodesim(
       encoding: encoding(v.encoding ?? "json"),
       shortSockets: integer("--short-sockets", v["short-sockets"], 128),
       maxQueryTimeMs: duration("--max-query-time", v["max-query-time"] ?? "5m"),
-      initialHeartbeatStaggerMs: duration("--initial-heartbeat-stagger", v["initial-heartbeat-stagger"] ?? "10s"),
+      initialHeartbeatStaggerMs: duration(
+        "--initial-heartbeat-stagger",
+        v["initial-heartbeat-stagger"] ?? "10s",
+      ),
       shape: {
         ...(v.datacenter !== undefined && { datacenter: v.datacenter }),
         ...(v["node-class"] !== undefined && { nodeClass: v["node-class"] }),
@@ -157,10 +171,16 @@ export async function runNodesim(
     if (wave) {
       timers.push(
         setTimeout(() => {
-          err.write(`nodesim: disconnect wave: ${wave.share * 100}% of the nodes silent for ${wave.forMs / 1000}s\n`);
-          void sim.disconnectWave({ share: wave.share, durationMs: wave.forMs }).then((r) =>
-            err.write(`nodesim: ${r.nodes.length} nodes back; reconnect orders ${JSON.stringify(r.orders)}\n`),
+          err.write(
+            `nodesim: disconnect wave: ${wave.share * 100}% of the nodes silent for ${wave.forMs / 1000}s\n`,
           );
+          void sim
+            .disconnectWave({ share: wave.share, durationMs: wave.forMs })
+            .then((r) =>
+              err.write(
+                `nodesim: ${r.nodes.length} nodes back; reconnect orders ${JSON.stringify(r.orders)}\n`,
+              ),
+            );
         }, wave.afterMs),
       );
     }
@@ -179,7 +199,8 @@ export async function runNodesim(
 
 function duration(flag: string, text: string): number {
   const ms = parseDuration(text);
-  if (ms === undefined || ms < 0) throw new Error(`${flag} must be a duration such as 30s or 5m, not "${text}"`);
+  if (ms === undefined || ms < 0)
+    throw new Error(`${flag} must be a duration such as 30s or 5m, not "${text}"`);
   return ms;
 }
 
@@ -204,7 +225,8 @@ function integer(flag: string, text: string | undefined, fallback: number | unde
 
 function fraction(flag: string, text: string): number {
   const n = Number(text);
-  if (!Number.isFinite(n) || n < 0 || n > 1) throw new Error(`${flag} must be between 0 and 1, not "${text}"`);
+  if (!Number.isFinite(n) || n < 0 || n > 1)
+    throw new Error(`${flag} must be between 0 and 1, not "${text}"`);
   return n;
 }
 

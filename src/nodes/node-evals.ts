@@ -1,12 +1,15 @@
 import type { AllocRow } from "../../projections/allocs.ts";
+import type { JobRow } from "../../projections/jobs.ts";
 import { type EvaluationSpec, newEvaluation } from "../../streams/evals.ts";
 import type { NodeStatus } from "../../streams/nodes.ts";
+import { inAnyDatacenter } from "../services/scheduler/ready-nodes.ts";
+import type { Table } from "../store/table.ts";
 
 /**
  * Nomad's createNodeEvals: one `node-update` evaluation per job with an
- * allocation on the node (terminal ones included). Nomad also adds every
- * `system` job of the node's datacenter; there is no jobs table yet, so that
- * part waits for it.
+ * allocation on the node (terminal ones included), and one per `system` job
+ * of the node's datacenter (`systemJobs`, see systemJobsIn), so a node that
+ * joins or comes back gets its system allocations.
  *
  * NodeModifyIndex is the node's index when the change was decided: the
  * evaluation is appended in the same batch as the change, before its index
@@ -19,9 +22,29 @@ export function nodeUpdateEvals(
   allocs: readonly AllocRow[],
   nowMs: number,
   newID: () => string,
+  systemJobs: readonly SystemJobRef[] = [],
 ): EvaluationSpec[] {
   const seen = new Set<string>();
   const evals: EvaluationSpec[] = [];
+  for (const j of systemJobs) {
+    const key = `${j.Namespace}\u0000${j.ID}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    evals.push(
+      newEvaluation({
+        ID: newID(),
+        Namespace: j.Namespace,
+        Type: j.Type,
+        Priority: j.Priority,
+        TriggeredBy: "node-update",
+        JobID: j.ID,
+        JobModifyIndex: j.JobModifyIndex,
+        NodeID: nodeID,
+        NodeModifyIndex: nodeModifyIndex,
+        CreateTime: nowMs * 1e6,
+      }),
+    );
+  }
   for (const a of allocs) {
     const key = `${a.Namespace}\u0000${a.JobID}`;
     if (seen.has(key)) continue;
@@ -41,6 +64,14 @@ export function nodeUpdateEvals(
     );
   }
   return evals;
+}
+
+/** The parts of a job a node-update evaluation is built from. */
+export type SystemJobRef = Pick<JobRow, "ID" | "Namespace" | "Type" | "Priority" | "JobModifyIndex">;
+
+/** Nomad's JobsByScheduler("system") in the node's datacenter: the running system jobs a node change concerns. */
+export function systemJobsIn(jobs: Table<JobRow>, datacenter: string): JobRow[] {
+  return jobs.by("type", "system").filter((j) => !j.Stop && inAnyDatacenter(j.Datacenters, datacenter));
 }
 
 /** Nomad's nodeStatusTransitionRequiresEval, plus its "always when down". */

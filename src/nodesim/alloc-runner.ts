@@ -68,7 +68,6 @@ export class AllocRunner {
   private step: QueuedTimer | undefined;
   private periodic: QueuedTimer | undefined;
   private health: QueuedTimer | undefined;
-  private periodicCount = 0;
   private readonly prng: Prng;
 
   constructor(
@@ -223,15 +222,22 @@ export class AllocRunner {
     this.changed();
   }
 
+  /**
+   * The low-priority activity of a running task: every `eventInterval`
+   * (±50%) a template re-render with change_mode "signal", which Nomad
+   * reports as a hook message and, a moment later, the signal it sends.
+   */
   private schedulePeriodic(): void {
-    const every = this.host.driver.eventInterval;
-    if (every <= 0) return;
-    this.periodic = this.host.timers.after(every * this.prng.between(0.5, 1.5), () => {
-      this.periodic = undefined;
+    const d = this.host.driver;
+    if (d.eventInterval <= 0) return;
+    this.periodic = this.host.timers.after(d.eventInterval * this.prng.between(0.5, 1.5), () => {
       if (this.phase !== "running") return;
-      this.periodicCount++;
-      this.event(events.driver(this.host.timers.now(), `Periodic driver message ${this.periodicCount}`));
-      this.schedulePeriodic();
+      this.event(events.hookMessage(this.host.timers.now(), "Template re-rendered"));
+      this.periodic = this.host.timers.after(this.draw(d.eventGap), () => {
+        if (this.phase !== "running") return;
+        this.event(events.signaling(this.host.timers.now(), "Template re-rendered"));
+        this.schedulePeriodic();
+      });
     });
   }
 

@@ -3,6 +3,8 @@ import { parseDuration } from "../util/duration.ts";
 /** What a simulated allocation runner needs from a server Allocation, read once when it is pulled. */
 export interface SimAllocSpec {
   readonly ID: string;
+  /** `<job>.<group>[<index>]`: a replacement keeps the name of the allocation it replaces. */
+  readonly Name: string;
   readonly JobID: string;
   readonly TaskGroup: string;
   readonly JobType: string;
@@ -68,6 +70,7 @@ export function simAllocSpec(alloc: Json, defaultRestartDelayMs: number): SimAll
   const minHealthyNs = num(update?.MinHealthyTime);
   return {
     ID: str(alloc.ID),
+    Name: str(alloc.Name),
     JobID: str(alloc.JobID),
     TaskGroup: str(alloc.TaskGroup),
     JobType: str(job?.Type) || "service",

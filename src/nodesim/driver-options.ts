@@ -23,8 +23,12 @@ export interface DriverOptions {
   readonly crashWithin: Range;
   /** Delay before a restart; undefined: the group's RestartPolicy.Delay (Nomad's default 15 s). */
   readonly restartDelay: number | undefined;
-  /** A low-priority task event while running, every this long (±50%); 0: none. */
+  /**
+   * Low-priority activity while running, every this long (±50%): a template
+   * re-render (a hook message, then the signal `eventGap` later); 0: none.
+   */
   readonly eventInterval: number;
+  readonly eventGap: Range;
   /** "Killing" → "Killed" when the server stops an allocation. */
   readonly kill: Range;
 }
@@ -37,6 +41,8 @@ export const DEFAULT_DRIVER: DriverOptions = {
   failureRate: 0.01,
   crashWithin: { min: 30_000, max: 600_000 },
   restartDelay: undefined,
-  eventInterval: 10_000,
+  // A re-render a minute per allocation: at 50,000 allocations that is ~1,700 task events a second.
+  eventInterval: 60_000,
+  eventGap: { min: 100, max: 400 },
   kill: { min: 50, max: 300 },
 };

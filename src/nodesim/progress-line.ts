@@ -15,7 +15,13 @@ export function progressLine(now: SimReport, prev: SimReport | undefined): strin
   const cpuBefore = prev ? prev.process.cpu_user_s + prev.process.cpu_system_s : 0;
   const cpuShare = seconds > 0 ? Math.round(((cpu - cpuBefore) / seconds) * 100) : 0;
   const errors = Object.values(now.rpc).reduce((n, m) => n + m.errors, 0);
-  const methods = ["Node.UpdateStatus", "Node.UpdateAlloc", "Node.GetClientAllocs", "Alloc.GetAllocs", "Node.Register"]
+  const methods = [
+    "Node.UpdateStatus",
+    "Node.UpdateAlloc",
+    "Node.GetClientAllocs",
+    "Alloc.GetAllocs",
+    "Node.Register",
+  ]
     .map((m) => `${m.split(".")[1]} ${rate(m)}`)
     .join(", ");
   return (

@@ -1,5 +1,6 @@
 import { type Logger, pino } from "pino";
 import type { Clock } from "../util/clock.ts";
+import type { AllocRunner } from "./alloc-runner.ts";
 import { Counters, type SimCounters } from "./counters.ts";
 import { DEFAULT_DRIVER, type DriverOptions } from "./driver-options.ts";
 import { DEFAULT_SHAPE, type NodeShape } from "./node-body.ts";
@@ -92,7 +93,7 @@ export class NodeSimulator {
   private readonly startedAt = performance.now();
   private readonly cpuAtStart = process.cpuUsage();
 
-  constructor(private readonly options: NodeSimOptions) {
+  constructor(options: NodeSimOptions) {
     const seed = options.seed ?? "chronomad";
     this.prng = new Prng(seed);
     this.waveRng = this.prng.fork("waves");
@@ -167,22 +168,9 @@ export class NodeSimulator {
     return t;
   }
 
-  /**
-   * Live allocations per job as the clients run them: desired run, started,
-   * not finished (a task waiting to restart counts), and how many have not
-   * started yet.
-   */
-  liveByJob(): { live: Map<string, number>; starting: number } {
-    const live = new Map<string, number>();
-    let starting = 0;
-    for (const n of this.nodes) {
-      for (const r of n.runners.values()) {
-        if (r.destroyed || r.terminal || r.desiredStatus !== "run") continue;
-        if (!r.everStarted) starting++;
-        else live.set(r.spec.JobID, (live.get(r.spec.JobID) ?? 0) + 1);
-      }
-    }
-    return { live, starting };
+  /** Every allocation runner of every node, with the node it runs on. */
+  *runners(): Iterable<{ readonly nodeID: string; readonly runner: AllocRunner }> {
+    for (const n of this.nodes) for (const runner of n.runners.values()) yield { nodeID: n.id, runner };
   }
 
   report(): SimReport {

@@ -65,6 +65,11 @@ export const events = {
     DriverMessage: message,
   }),
   started: (ms: number): TaskEvent => ev("Started", ms, "Task started by client"),
+  hookMessage: (ms: number, message: string): TaskEvent => ev("Task hook message", ms, message),
+  signaling: (ms: number, reason: string): TaskEvent => ({
+    ...ev("Signaling", ms, reason, { signal: "SIGHUP", reason }),
+    Signal: 1,
+  }),
   terminated: (ms: number, exitCode: number, signal = 0): TaskEvent => ({
     ...ev("Terminated", ms, `Exit Code: ${exitCode}${signal ? `, Signal: ${signal}` : ""}`, {
       exit_code: String(exitCode),

@@ -15,7 +15,7 @@ import {
 import type { EvaluationsUpserted } from "../../streams/evals.ts";
 import type { NodeStatus, NodeStatusUpdated } from "../../streams/nodes.ts";
 import type { HeartbeatTimers } from "../nodes/heartbeat-timers.ts";
-import { nodeUpdateEvals, statusChangeNeedsEvals } from "../nodes/node-evals.ts";
+import { nodeUpdateEvals, statusChangeNeedsEvals, systemJobsIn } from "../nodes/node-evals.ts";
 import type { Draft } from "../store/writer.ts";
 import type { Timer } from "../util/clock.ts";
 import type { LeaderService, ServiceContext } from "./service.ts";
@@ -230,7 +230,14 @@ export class HeartbeatWatcher implements LeaderService, HeartbeatTimers {
       drafts.push({ type: "AllocsLost", v: 1, data });
     }
     if ((changed && statusChangeNeedsEvals(missed.status, node.Status)) || missed.lost.length > 0) {
-      const evals = nodeUpdateEvals(nodeID, node.ModifyIndex, allocs, now, this.newID);
+      const evals = nodeUpdateEvals(
+        nodeID,
+        node.ModifyIndex,
+        allocs,
+        now,
+        this.newID,
+        systemJobsIn(ctx.tables.jobs, node.Datacenter),
+      );
       if (evals.length > 0) {
         const data: EvaluationsUpserted = { Evals: evals };
         drafts.push({ type: "EvaluationsUpserted", v: 1, data });

@@ -92,6 +92,7 @@ describe("prioritized client allocation updates, on a virtual clock", () => {
       pull: at(10),
       start: at(10),
       eventInterval: 100,
+      eventGap: at(30),
     });
     place("a1");
     place("a2");
@@ -116,6 +117,7 @@ describe("prioritized client allocation updates, on a virtual clock", () => {
       pull: at(100),
       start: at(1_500),
       eventInterval: 100,
+      eventGap: at(30),
     });
     place("a1");
     await run(1_000);

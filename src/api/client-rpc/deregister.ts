@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { NodeDeregistered, NodeEventSpec, NodeEventsAppended } from "../../../streams/nodes.ts";
-import { nodeUpdateEvals } from "../../nodes/node-evals.ts";
+import { nodeUpdateEvals, systemJobsIn } from "../../nodes/node-evals.ts";
 import { ApiError } from "../api-error.ts";
 import { commit, type Draft } from "../commit.ts";
 import { nodeUpdateResponse } from "../node-responses.ts";
@@ -20,6 +20,7 @@ export const deregister: RpcHandler = async ({ api }, request) => {
     api.tables.allocs.by("node", node.ID),
     api.clock.now(),
     randomUUID,
+    systemJobsIn(api.tables.jobs, node.Datacenter),
   );
   const drafts: Draft[] = [{ type: "NodeDeregistered", v: 1, data }];
   if (evals.length > 0) drafts.push({ type: "EvaluationsUpserted", v: 1, data: { Evals: evals } });

@@ -8,7 +8,7 @@ import {
   type SchedulingEligibility,
 } from "../../../streams/nodes.ts";
 import { computeNodeClass } from "../../nodes/computed-class.ts";
-import { nodeUpdateEvals, statusChangeNeedsEvals } from "../../nodes/node-evals.ts";
+import { nodeUpdateEvals, statusChangeNeedsEvals, systemJobsIn } from "../../nodes/node-evals.ts";
 import { hashNodeSecret, nodeSecretMatches } from "../../nodes/node-secret.ts";
 import { ApiError } from "../api-error.ts";
 import { commit, type Draft } from "../commit.ts";
@@ -49,6 +49,7 @@ export const register: RpcHandler = async ({ api }, request) => {
           api.tables.allocs.by("node", n.ID),
           api.clock.now(),
           randomUUID,
+          systemJobsIn(api.tables.jobs, spec.Datacenter),
         )
       : [];
   if (evals.length > 0) drafts.push({ type: "EvaluationsUpserted", v: 1, data: { Evals: evals } });

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { AllocRow } from "../../../projections/allocs.ts";
+import { jobKey } from "../../../projections/evals.ts";
 import { goTime } from "../../../projections/go-time.ts";
 import { notAllowedToUpdateAllocs } from "../../../projections/nodes.ts";
 import {
@@ -15,6 +16,7 @@ import {
 import { type EvaluationSpec, newEvaluation, ZERO_TIME } from "../../../streams/evals.ts";
 import { isUnresponsive } from "../../../streams/nodes.ts";
 import { ApiError } from "../api-error.ts";
+import type { ApiContext } from "../context.ts";
 import { authenticateNode, presentedNodeSecret } from "./node-auth.ts";
 import type { RpcHandler } from "./rpc-context.ts";
 import type { ClientAllocBody, UpdateAllocBody } from "./schemas.ts";
@@ -50,7 +52,7 @@ export const updateAlloc: RpcHandler = async ({ api, batcher }, request) => {
     updates.push(update);
     if (!stored) return;
     if (needsToReconnect(stored)) reconnected.push(stored.ID);
-    const evaluation = triggeredEval(stored, update, now);
+    const evaluation = triggeredEval(stored, update, now, jobPurged(api.tables, stored));
     if (evaluation) evals.push(evaluation);
   });
 
@@ -99,22 +101,23 @@ function deploymentStatus(raw: Record<string, unknown> | null | undefined): Allo
 /**
  * Nomad's UpdateAlloc evaluation triggers: a failed allocation that may be
  * rescheduled (`alloc-failure`), or an `unknown` one its node reports again
- * (`reconnect`). Nomad also stops allocations of deregistered jobs
- * (`job-deregister`); that needs the jobs table, which comes later.
+ * (`reconnect`), or one of a job that was purged since (`job-deregister`,
+ * which takes precedence: its allocations are stopped, not rescheduled).
  */
 function triggeredEval(
   stored: AllocRow,
   update: ClientAllocUpdate,
   nowMs: number,
+  purged: boolean,
 ): EvaluationSpec | undefined {
   if (!isClientTerminal(update) && stored.ClientStatus !== "unknown") return undefined;
-  let trigger = "";
-  if (update.ClientStatus === "failed" && stored.FollowupEvalID === "") {
+  let trigger = purged ? "job-deregister" : "";
+  if (!purged && update.ClientStatus === "failed" && stored.FollowupEvalID === "") {
     const tg = allocTaskGroup(stored);
     if (!tg) return undefined;
     if (rescheduleEligible(stored, tg.ReschedulePolicy ?? null, nowMs)) trigger = "alloc-failure";
   }
-  if (stored.ClientStatus === "unknown") trigger = "reconnect";
+  if (!purged && stored.ClientStatus === "unknown") trigger = "reconnect";
   if (trigger === "") return undefined;
   return newEvaluation({
     ID: randomUUID(),
@@ -139,4 +142,10 @@ function rescheduleEligible(a: AllocRow, policy: ReschedulePolicy | null, nowMs:
   const nowNs = nowMs * 1e6;
   const attempted = interval > 0 ? events.filter((e) => nowNs - e.RescheduleTime < interval).length : 0;
   return attempted < attempts;
+}
+
+/** The allocation's job is gone but was known (its versions are kept): Nomad's "job == nil" case. */
+function jobPurged(tables: ApiContext["tables"], a: AllocRow): boolean {
+  const key = jobKey(a.Namespace, a.JobID);
+  return !tables.jobs.has(key) && tables.jobVersions.countBy("job", key) > 0;
 }

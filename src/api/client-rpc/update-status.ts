@@ -7,7 +7,7 @@ import {
   type NodeStatusUpdated,
 } from "../../../streams/nodes.ts";
 import { statusAfterClientUpdate } from "../../nodes/heartbeat-status.ts";
-import { nodeUpdateEvals, statusChangeNeedsEvals } from "../../nodes/node-evals.ts";
+import { nodeUpdateEvals, statusChangeNeedsEvals, systemJobsIn } from "../../nodes/node-evals.ts";
 import { ApiError } from "../api-error.ts";
 import { commit, type Draft } from "../commit.ts";
 import { nodeUpdateResponse } from "../node-responses.ts";
@@ -60,7 +60,14 @@ export const updateStatus: RpcHandler = async ({ api }, request) => {
     };
     const drafts: Draft[] = [{ type: "NodeStatusUpdated", v: 1, data }];
     const evals = statusChangeNeedsEvals(next, node.Status)
-      ? nodeUpdateEvals(node.ID, node.ModifyIndex, allocsOnNode(), now, randomUUID)
+      ? nodeUpdateEvals(
+          node.ID,
+          node.ModifyIndex,
+          allocsOnNode(),
+          now,
+          randomUUID,
+          systemJobsIn(api.tables.jobs, node.Datacenter),
+        )
       : [];
     if (evals.length > 0) drafts.push({ type: "EvaluationsUpserted", v: 1, data: { Evals: evals } });
     index = await commit(api, identity, drafts);

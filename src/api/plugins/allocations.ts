@@ -9,35 +9,12 @@ import { blockingQuery } from "../blocking-query.ts";
 import { commit } from "../commit.ts";
 import type { ApiContext } from "../context.ts";
 import { allocStub } from "../node-views.ts";
+import { COMMON_READ_PARAMS, idParam, LIST_PARAMS, textQuery } from "../request-schemas.ts";
 import { badRequestOnQueryError, refuseOtherMethods } from "./nodes.ts";
 
 const ALL_NAMESPACES = "*";
 
-const listQuery = {
-  type: "object",
-  properties: Object.fromEntries(
-    [
-      "namespace",
-      "prefix",
-      "filter",
-      "per_page",
-      "next_token",
-      "reverse",
-      "resources",
-      "task_states",
-      "index",
-      "wait",
-      "region",
-      "stale",
-    ].map((name) => [name, { type: "string" }]),
-  ),
-} as const;
-
-const idParam = {
-  type: "object",
-  properties: { id: { type: "string" } },
-  required: ["id"],
-} as const;
+const listQuery = textQuery(...LIST_PARAMS, "resources", "task_states", ...COMMON_READ_PARAMS);
 
 const stopQuery = {
   type: "object",

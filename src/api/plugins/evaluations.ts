@@ -14,37 +14,11 @@ import {
 } from "../eval-delete.ts";
 import { ALL_NAMESPACES, countEvals, listEvals, relatedEvals } from "../eval-listing.ts";
 import { allocStub } from "../node-views.ts";
+import { COMMON_READ_PARAMS, idParam, LIST_PARAMS, textQuery } from "../request-schemas.ts";
 
 const DEFAULT_NAMESPACE = "default";
 
-/** Every parameter is text; Nomad ignores the ones an endpoint does not use. */
-const readQuery = {
-  type: "object",
-  properties: Object.fromEntries(
-    [
-      "namespace",
-      "prefix",
-      "filter",
-      "per_page",
-      "next_token",
-      "reverse",
-      "status",
-      "job",
-      "related",
-      "index",
-      "wait",
-      "region",
-      "stale",
-      "pretty",
-    ].map((name) => [name, { type: "string" }]),
-  ),
-} as const;
-
-const idParam = {
-  type: "object",
-  properties: { id: { type: "string" } },
-  required: ["id"],
-} as const;
+const readQuery = textQuery(...LIST_PARAMS, "status", "job", "related", ...COMMON_READ_PARAMS);
 
 /** Nomad's EvalDeleteRequest as its Go client encodes it (WriteRequest fields embedded). */
 const deleteBody = {

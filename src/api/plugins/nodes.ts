@@ -10,7 +10,7 @@ import type {
   NodeEligibilityUpdated,
   SchedulingEligibility,
 } from "../../../streams/nodes.ts";
-import { nodeUpdateEvals } from "../../nodes/node-evals.ts";
+import { nodeUpdateEvals, systemJobsIn } from "../../nodes/node-evals.ts";
 import { FilterError } from "../../query/filter/index.ts";
 import { idTokenizer, paginate, parseListQuery } from "../../query/paginator.ts";
 import { QueryError } from "../../query/query-error.ts";
@@ -157,7 +157,14 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
       const drafts: Draft[] = [{ type: "NodeDrainUpdated", v: 1, data }];
       const evals =
         node.SchedulingEligibility === "ineligible" && data.MarkEligible && !strategy
-          ? nodeUpdateEvals(node.ID, node.ModifyIndex, allocs.by("node", node.ID), now, randomUUID)
+          ? nodeUpdateEvals(
+              node.ID,
+              node.ModifyIndex,
+              allocs.by("node", node.ID),
+              now,
+              randomUUID,
+              systemJobsIn(ctx.tables.jobs, node.Datacenter),
+            )
           : [];
       const answer = await writeWithEvals(ctx, request, drafts, evals);
       reply.header("X-Nomad-Index", String(answer.Index));
@@ -201,7 +208,14 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
       };
       const evals =
         Eligibility === "eligible"
-          ? nodeUpdateEvals(node.ID, node.ModifyIndex, allocs.by("node", node.ID), now, randomUUID)
+          ? nodeUpdateEvals(
+              node.ID,
+              node.ModifyIndex,
+              allocs.by("node", node.ID),
+              now,
+              randomUUID,
+              systemJobsIn(ctx.tables.jobs, node.Datacenter),
+            )
           : [];
       const answer = await writeWithEvals(
         ctx,
@@ -227,6 +241,7 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
         allocs.by("node", node.ID),
         ctx.clock.now(),
         randomUUID,
+        systemJobsIn(ctx.tables.jobs, node.Datacenter),
       );
       let index = 0;
       if (evals.length > 0) {
@@ -253,6 +268,7 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
         allocs.by("node", node.ID),
         ctx.clock.now(),
         randomUUID,
+        systemJobsIn(ctx.tables.jobs, node.Datacenter),
       );
       const answer = await writeWithEvals(ctx, request, [{ type: "NodeDeregistered", v: 1, data }], evals);
       reply.header("X-Nomad-Index", String(answer.Index));

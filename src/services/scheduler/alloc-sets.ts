@@ -102,9 +102,9 @@ export interface TaintedSplit {
  * adaptations to how chronomad records disconnects (the server writes the
  * `unknown` state on heartbeat expiry and the reconnect state on the
  * client's first report, instead of leaving both to the scheduler):
- * - an `unknown` allocation on a disconnected node whose disconnect has not
- *   been handled yet (no live replacement, no pending timeout evaluation) is
- *   `disconnecting`, as a `running` one is in Nomad;
+ * - an `unknown` allocation on a disconnected node without a live
+ *   replacement is `disconnecting` (it needs one), as a `running` one is in
+ *   Nomad; its timeout evaluation is created once (see the reconciler);
  * - an allocation whose states end with `unknown` then its reported status,
  *   while a live replacement exists, is `reconnecting` (once resolved, one
  *   of the two is stopped and the condition no longer holds).
@@ -160,6 +160,18 @@ export function filterByTainted(set: AllocSet, ctx: TaintContext): TaintedSplit 
         continue;
       }
     }
+    // The heartbeat path marks allocations of a node that went down lost
+    // before the scheduler sees it; until one replaces it, it is still the
+    // scheduler's lost allocation (so the replacement names its predecessor).
+    if (
+      tainted &&
+      (node === null || node.Status === "down") &&
+      isLostByServer(a) &&
+      a.NextAllocation === ""
+    ) {
+      out.lost.set(id, a);
+      continue;
+    }
     if (isTerminalAlloc(a) && !reconnect) {
       out.untainted.set(id, a);
       continue;
@@ -177,7 +189,7 @@ export function filterByTainted(set: AllocSet, ctx: TaintContext): TaintedSplit 
       node?.Status === "disconnected" &&
       a.ClientStatus === "unknown" &&
       a.DesiredStatus === "run" &&
-      !disconnectHandled(a, ctx)
+      liveReplacement(a, ctx.all) === undefined
     ) {
       out.disconnecting.set(id, a);
       continue;
@@ -204,10 +216,9 @@ export function filterByTainted(set: AllocSet, ctx: TaintContext): TaintedSplit 
   return out;
 }
 
-/** Whether the scheduler already answered this disconnect: a replacement runs, or the timeout is pending. */
-function disconnectHandled(a: AllocRow, ctx: TaintContext): boolean {
-  if (liveReplacement(a, ctx.all)) return true;
-  return a.FollowupEvalID !== "" && ctx.evalPending(a.FollowupEvalID);
+/** Stopped by the server and given up as lost: there is nothing left to stop. */
+export function isLostByServer(a: AllocRow): boolean {
+  return a.ClientStatus === "lost" && isServerTerminal(a);
 }
 
 /** Nomad's shouldFilter: whether a terminal or failed allocation counts (untainted) or is ignored. */

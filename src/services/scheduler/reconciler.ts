@@ -29,6 +29,8 @@ import {
   filterByRescheduleable,
   filterByTainted,
   filterByTerminal,
+  isLostByServer,
+  liveReplacement,
   NameIndex,
   nameOrder,
   setOf,
@@ -348,11 +350,17 @@ export class Reconciler {
 
     this.createRescheduleLaterEvals(rescheduleLater, all);
 
+    // Allocations waiting to reconnect are not touched, but they hold their
+    // slot: counting them keeps a returning node from finding its slot taken
+    // by a fresh placement (Nomad 1.6+ counts them as untainted).
+    const waiting: AllocSet = new Map();
+    for (const [id, a] of ignore)
+      if (a.ClientStatus === "unknown" && a.DesiredStatus === "run") waiting.set(id, a);
     const nameIndex = new NameIndex(
       this.input.jobID,
       group,
       tg.Count,
-      union(untainted, migrate, rescheduleNow, lost),
+      union(untainted, migrate, rescheduleNow, lost, waiting),
     );
     const stop = this.computeStop(tg, nameIndex, untainted, migrate, lost, lostLaterEvals);
     desired.Stop += stop.size;
@@ -366,7 +374,7 @@ export class Reconciler {
     let underProvisionedBy = this.computeUnderProvisionedBy(tg, untainted, destructive, migrate);
     let place: PlaceResult[] = [];
     if (lostLater.length === 0) {
-      place = this.computePlacements(tg, nameIndex, untainted, migrate, rescheduleNow, lost);
+      place = this.computePlacements(tg, nameIndex, untainted, migrate, rescheduleNow, lost, waiting, all);
       if (!existingDeployment) dstate.DesiredTotal += place.length;
     }
     const placeReady = !this.deploymentPaused && !this.deploymentFailed;
@@ -505,6 +513,15 @@ export class Reconciler {
     for (const a of disconnecting.values()) {
       const window = maxClientDisconnectMs(a);
       if (window === undefined) continue;
+      // Its disconnect already has a timeout evaluation waiting (an earlier
+      // pass placed no replacement): one per disconnect.
+      if (
+        a.ClientStatus === "unknown" &&
+        a.FollowupEvalID !== "" &&
+        this.input.evalPending(a.FollowupEvalID)
+      ) {
+        continue;
+      }
       delays.push({ alloc: a, at: this.input.nowMs + window });
     }
     const ids = this.createLaterEvals(
@@ -582,7 +599,10 @@ export class Reconciler {
     followups: ReadonlyMap<string, string>,
   ): AllocSet {
     const stop: AllocSet = new Map(lost);
-    this.markStop(lost, "lost", ALLOC_LOST, followups);
+    // Already stopped and lost (by the heartbeat path, or an earlier pass): nothing to write again.
+    const toStop: AllocSet = new Map();
+    for (const [id, a] of lost) if (!isLostByServer(a) || followups.has(id)) toStop.set(id, a);
+    this.markStop(toStop, "lost", ALLOC_LOST, followups);
     let known = 0;
     for (const a of untaintedIn.values()) if (a.ClientStatus !== "unknown") known++;
     let remove = known + migrate.size - tg.Count;
@@ -679,14 +699,30 @@ export class Reconciler {
     migrate: AllocSet,
     reschedule: AllocSet,
     lost: AllocSet,
+    waiting: AllocSet,
+    all: AllocSet,
   ): PlaceResult[] {
     const place: PlaceResult[] = [];
     for (const a of reschedule.values())
       place.push({ name: a.Name, tg, previous: a, reschedule: true, lost: false });
     let existing = untainted.size + migrate.size + reschedule.size;
-    for (const a of lost.values()) {
-      if (existing >= tg.Count) break;
+    const held = new Set<string>();
+    for (const set of [untainted, migrate, reschedule]) for (const a of set.values()) held.add(a.Name);
+    for (const a of waiting.values()) {
+      if (liveReplacement(a, all) !== undefined) continue;
       existing++;
+      held.add(a.Name);
+    }
+    // The most recent first: when an allocation and its replacement were
+    // both lost, the replacement (the end of the chain) is the one replaced.
+    const byRecency = [...lost.values()].sort((x, y) => y.CreateIndex - x.CreateIndex);
+    for (const a of byRecency) {
+      if (existing >= tg.Count) break;
+      // Lost earlier and replaced already (the replacement is untainted), or
+      // a slot another allocation holds or is being placed into: one per name.
+      if (liveReplacement(a, all) !== undefined || held.has(a.Name)) continue;
+      existing++;
+      held.add(a.Name);
       place.push({ name: a.Name, tg, previous: a, reschedule: false, lost: true });
     }
     if (existing < tg.Count) {

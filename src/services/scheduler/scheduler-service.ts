@@ -18,6 +18,7 @@ import { BlockedEvals } from "./blocked-evals.ts";
 import { CANCELED_BY_NEWER_EVAL, DELIVERY_LIMIT_REACHED, DUPLICATE_BLOCKED_EVAL } from "./descriptions.ts";
 import { type BrokerOptions, DEFAULT_BROKER_OPTIONS, EvalBroker } from "./eval-broker.ts";
 import { isReadyNode, ReadyNodes, readinessChanged } from "./ready-nodes.ts";
+import { jobUnknown } from "./scheduler-context.ts";
 import { specOf, Worker, type WorkerRuntime } from "./worker.ts";
 
 /** Nomad's failedEvalUnblockInterval. */
@@ -153,6 +154,7 @@ export class SchedulerService implements LeaderService {
   /** Nomad's restoreEvals: pending evaluations to the broker, blocked ones to the tracker, oldest first. */
   private restore(): void {
     for (const e of this.ctx!.tables.evals.list()) {
+      if (!this.brokered(e)) continue;
       if (e.Status === "pending") this.broker!.enqueue(e);
       else if (e.Status === "blocked") this.blocked!.block(e);
     }
@@ -194,12 +196,23 @@ export class SchedulerService implements LeaderService {
       if (before) this.blocked!.remove(before.ID);
       return;
     }
+    if (!this.brokered(after)) return;
     if (after.Status === "pending" && before?.Status !== "pending") this.broker!.enqueue(after);
     else if (after.Status === "blocked" && before?.Status !== "blocked") this.blocked!.block(after);
     else if (before?.Status === "blocked" && isTerminalEvalStatus(after.Status))
       this.blocked!.remove(after.ID);
     if (after.Status === "complete" && isEmpty(after.FailedTGAllocs))
       this.blocked!.untrack(after.Namespace, after.JobID);
+  }
+
+  /**
+   * Whether an evaluation is the scheduler's: not one of a job this cluster
+   * never recorded (no row, no version), which there is nothing to reconcile
+   * against and nothing of the scheduler's to stop; such evaluations (test
+   * fixtures, hand-written records) are left exactly as written.
+   */
+  private brokered(e: EvaluationRow): boolean {
+    return e.Type === "_core" ? false : !jobUnknown(this.ctx!.tables, e.Namespace, e.JobID);
   }
 
   /** Nomad's failed-eval reaper: failed at the delivery limit, with a failed-follow-up evaluation later. */

@@ -148,6 +148,8 @@ describe("DELETE /v1/evaluations", () => {
     const node = new TestNode(s);
     await node.register();
     await node.heartbeat();
+    // Paused first: the scheduler must not run the job's evaluations this test sets up by hand.
+    await pause(s, true);
     // A live job whose evaluation placed an allocation that now runs: deleting
     // that evaluation could lose work, so Nomad's rule keeps it.
     const job = {
@@ -191,7 +193,6 @@ describe("DELETE /v1/evaluations", () => {
     const alloc = await placeAlloc(s, { NodeID: node.id, EvalID: busy.ID });
     const update = await node.updateAllocs(clock, [{ ID: alloc.ID, ClientStatus: "running" }]);
     expect(update.status).toBe(200);
-    await pause(s, true);
 
     const res = await del(s, { Filter: 'Status == "pending"' });
     expect(await res.json()).toMatchObject({ Count: 2 });

@@ -177,3 +177,26 @@ describe("disconnect and reconnect (seeds 000/001)", () => {
     expect(s.live("web")).toHaveLength(3);
   });
 });
+
+describe("a node that goes down", () => {
+  it("has its allocations lost and each replaced once, naming its predecessor", async () => {
+    const s = await Scenario.start();
+    scenarios.push(s);
+    for (let i = 0; i < 3; i++) await s.addNode();
+    await s.register(serviceJob("plain", 3, { Update: { MaxParallel: 0 } }));
+    await s.idle();
+    await s.report(s.allocs("plain"), "running");
+    const gone = s.allocs("plain")[0]!;
+    s.silent.add(gone.NodeID);
+    await s.advance(35_000);
+    expect(s.server.store.table<NodeRow>("nodes").get(gone.NodeID)?.Status).toBe("down");
+    await s.advance(60_000);
+    const all = s.allocs("plain");
+    expect(all).toHaveLength(4);
+    expect(all.find((a) => a.ID === gone.ID)).toMatchObject({ DesiredStatus: "stop", ClientStatus: "lost" });
+    const replacement = all.find((a) => a.PreviousAllocation === gone.ID)!;
+    expect(replacement).toMatchObject({ Name: gone.Name, DesiredStatus: "run" });
+    expect(replacement.NodeID).not.toBe(gone.NodeID);
+    expect(s.live("plain")).toHaveLength(3);
+  });
+});

@@ -2,6 +2,8 @@ import { expect } from "vitest";
 import type { AllocRow } from "../../../projections/allocs.ts";
 import type { EvaluationRow } from "../../../projections/evals.ts";
 import type { JobRow } from "../../../projections/jobs.ts";
+import { DeploymentWatcher } from "../../../src/services/deployment-watcher.ts";
+import { NodeDrainer } from "../../../src/services/node-drainer.ts";
 import { SchedulerService } from "../../../src/services/scheduler/scheduler-service.ts";
 import { VirtualClock } from "../../../src/util/clock.ts";
 import { settle, TestNode } from "../../api/node-fixtures.ts";
@@ -31,6 +33,18 @@ export class Scenario {
     const s = this.server.services.find((x) => x instanceof SchedulerService);
     if (!s) throw new Error("no scheduler service");
     return s as SchedulerService;
+  }
+
+  get deployments(): DeploymentWatcher {
+    const s = this.server.services.find((x) => x instanceof DeploymentWatcher);
+    if (!s) throw new Error("no deployment watcher");
+    return s as DeploymentWatcher;
+  }
+
+  get drainer(): NodeDrainer {
+    const s = this.server.services.find((x) => x instanceof NodeDrainer);
+    if (!s) throw new Error("no node drainer");
+    return s as NodeDrainer;
   }
 
   async stop(): Promise<void> {
@@ -107,9 +121,11 @@ export class Scenario {
     const deadline = Date.now() + 30_000;
     for (let i = 0; Date.now() < deadline; i++) {
       await this.server.store.caughtUp();
-      await new Promise((r) => (i % 20 === 19 ? setTimeout(r, 1) : setImmediate(r)));
+      // A timer that fired may still be on its way to the log (a missed
+      // heartbeat's write): quiet means quiet across a few real milliseconds.
+      await new Promise((r) => (quiet > 0 || i % 20 === 19 ? setTimeout(r, 2) : setImmediate(r)));
       const caughtUp = this.server.store.appliedIndex === this.server.log.lastIndex();
-      if (caughtUp && this.scheduler.idle) {
+      if (caughtUp && this.scheduler.idle && this.drainer.idle && this.deployments.idle) {
         if (++quiet >= 3) return;
       } else quiet = 0;
     }

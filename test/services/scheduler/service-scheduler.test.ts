@@ -28,3 +28,75 @@ describe("service scheduler", () => {
     expect(s.job("web")?.Status).toBe("running");
   });
 });
+
+describe("deployments", () => {
+  const HEALTHY = { DeploymentStatus: { Healthy: true, Timestamp: "2025-11-22T08:00:00Z" } };
+
+  it("rolls a destructive update one allocation at a time, as allocations report healthy, then succeeds", async () => {
+    const s = await start();
+    for (let i = 0; i < 3; i++) await s.addNode();
+    await s.register(serviceJob("web", 3));
+    await s.idle();
+    const first = (await s.call("/v1/job/web/deployment")).body as {
+      ID: string;
+      Status: string;
+      TaskGroups: Record<string, { DesiredTotal: number; PlacedAllocs: number }>;
+    };
+    expect(first.TaskGroups.web).toMatchObject({ DesiredTotal: 3, PlacedAllocs: 3 });
+    await s.report(s.allocs("web"), "running", HEALTHY);
+    expect(((await s.call(`/v1/deployment/${first.ID}`)).body as { Status: string }).Status).toBe(
+      "successful",
+    );
+
+    const update = serviceJob("web", 3);
+    update.TaskGroups[0]!.Tasks[0]!.Config = { image: "nginx:2" };
+    await s.register(update);
+    await s.idle();
+    const newVersion = () => s.live("web").filter((a) => a.Job?.Version === 1);
+    for (let step = 1; step <= 3; step++) {
+      expect(newVersion()).toHaveLength(step);
+      expect(s.live("web")).toHaveLength(3);
+      const pending = newVersion().filter((a) => a.ClientStatus === "pending");
+      expect(pending).toHaveLength(1);
+      await s.report(pending, "running", HEALTHY);
+    }
+    const second = (await s.call("/v1/job/web/deployment")).body as {
+      ID: string;
+      Status: string;
+      JobVersion: number;
+    };
+    expect(second).toMatchObject({ JobVersion: 1, Status: "successful" });
+    expect(s.allocs("web")).toHaveLength(6);
+  });
+});
+
+describe("updates", () => {
+  it("moves allocations to a new version in place when the tasks did not change, and scales down from the highest index", async () => {
+    const s = await start();
+    for (let i = 0; i < 3; i++) await s.addNode();
+    await s.register(serviceJob("web", 3, { Update: { MaxParallel: 0 } }));
+    await s.idle();
+    await s.report(s.allocs("web"), "running");
+    const before = s.allocs("web");
+    // A restart policy change reaches no task: Nomad updates in place.
+    await s.register(
+      serviceJob(
+        "web",
+        2,
+        { Update: { MaxParallel: 0 } },
+        { RestartPolicy: { Attempts: 5, Interval: 3_600e9, Delay: 15e9, Mode: "fail" } },
+      ),
+    );
+    await s.idle();
+    const after = s.allocs("web");
+    expect(after.map((a) => a.ID)).toEqual(before.map((a) => a.ID));
+    const live = s.live("web");
+    expect(live.map((a) => a.Name).sort()).toEqual(["web.web[0]", "web.web[1]"]);
+    expect(live.every((a) => a.Job?.Version === 1 && a.ClientStatus === "running")).toBe(true);
+    const stopped = after.find((a) => a.Name === "web.web[2]")!;
+    expect(stopped).toMatchObject({
+      DesiredStatus: "stop",
+      DesiredDescription: "alloc not needed due to job update",
+    });
+  });
+});
