@@ -18,7 +18,6 @@ const LOOKBACK = 2048;
  */
 export class KafkaSink implements ExportSink {
   private constructor(
-    private readonly kafka: Kafka,
     private readonly producer: Producer,
     private readonly topic: string,
     private readonly format: ExportFormat,
@@ -48,7 +47,7 @@ export class KafkaSink implements ExportSink {
         maxInFlightRequests: 1,
       });
       await producer.connect();
-      return new KafkaSink(kafka, producer, address.topic, format, at);
+      return new KafkaSink(producer, address.topic, format, at);
     } finally {
       await admin.disconnect();
     }

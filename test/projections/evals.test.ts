@@ -158,7 +158,9 @@ describe("evals projection: deletes", () => {
       after = scan.resumeAfter;
     }
     const old = [...evals.list()].filter((e) => e.CreateIndex <= ceiling);
-    expect(pages.length).toBe(Math.ceil(old.length / 6));
+    // A window whose rows are all kept yields no page; IDs are random, so count them.
+    const windows = Array.from({ length: Math.ceil(old.length / 6) }, (_, w) => old.slice(w * 6, w * 6 + 6));
+    expect(pages.length).toBe(windows.filter((w) => w.some((e) => e.Status === "pending")).length);
     expect(pages.reduce((n, p) => n + p.expected, 0)).toBe(old.filter((e) => e.Status === "pending").length);
     for (const p of pages) expect(Number(p.lastToken.split(".")[0])).toBeLessThanOrEqual(ceiling);
   });

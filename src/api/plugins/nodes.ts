@@ -71,7 +71,7 @@ const NODE_WRITE: ("PUT" | "POST")[] = ["PUT", "POST"];
 
 /** `/v1/nodes` and `/v1/node/:id[/...]`, as in Nomad. */
 export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
-  const { nodes, allocs } = ctx.tables;
+  const { allocs } = ctx.tables;
   const canRead = (request: FastifyRequest) => {
     if (!request.identity.allows("", "node:read")) throw ApiError.forbidden();
   };
