@@ -20,12 +20,11 @@ bench-results/ and prints the markdown.
   --nodes N          simulated nodes (default 5000)
   --seed S           simulation seed (default "load-bench")
   --only on|off      run one mode only
-  --steady D         steady-state measurement (default 30s)
+  --steady D         steady-state measurement (default 20s)
+  --place-timeout D  longest wait for every allocation to run (default 120s)
+  --converge-timeout D  longest wait for convergence after the wave (default 60s)
   --wave-share F     share of nodes the wave silences (default 0.1)
   --wave-for D       how long they stay silent (default 45s: past TTL + grace)
-  --placement M      auto (default): through PUT /v1/jobs when the server serves it;
-                     jobs: only that; direct: plan results appended through the
-                     bench server's IPC channel, without the scheduler
   --out DIR          where the report goes (default bench-results)
 `;
 
@@ -56,7 +55,6 @@ export async function runLoadBench(args: readonly string[]): Promise<number> {
     seed: v.seed,
     mix,
     steady_ms: v.steadyMs,
-    placement: v.placement,
     wave: { share: v.waveShare, duration_ms: v.waveForMs },
     // Nomad's default of 50 heartbeats/s gives 5,000 nodes a 100-200 s TTL; 500/s gives 10-20 s, so a
     // missed heartbeat (TTL + 10 s grace) fits in the run.
@@ -75,9 +73,8 @@ export async function runLoadBench(args: readonly string[]): Promise<number> {
       wave: { share: v.waveShare, durationMs: v.waveForMs },
       serverArgs: settings.server_args,
       driver: settings.driver,
-      placeTimeoutMs: 180_000,
-      convergeTimeoutMs: 90_000,
-      placement: v.placement,
+      placeTimeoutMs: v.placeTimeoutMs,
+      convergeTimeoutMs: v.convergeTimeoutMs,
       progress: (m) =>
         process.stderr.write(
           `bench:load [${label}] ${m} (${Math.round((performance.now() - started) / 1000)}s)\n`,
@@ -123,7 +120,8 @@ function parse(args: readonly string[]) {
       "wave-share": { type: "string" },
       "wave-for": { type: "string" },
       out: { type: "string" },
-      placement: { type: "string" },
+      "place-timeout": { type: "string" },
+      "converge-timeout": { type: "string" },
     },
     strict: true,
   });
@@ -138,15 +136,13 @@ function parse(args: readonly string[]) {
   if (!(waveShare >= 0 && waveShare <= 1)) throw new Error("--wave-share must be between 0 and 1");
   if (values.only !== undefined && values.only !== "on" && values.only !== "off")
     throw new Error("--only must be on or off");
-  const placement = values.placement ?? "auto";
-  if (placement !== "auto" && placement !== "jobs" && placement !== "direct")
-    throw new Error("--placement must be auto, jobs or direct");
   return {
-    placement: (placement === "jobs" ? "jobs-api" : placement) as "auto" | "jobs-api" | "direct",
     nodes,
     seed: values.seed ?? "load-bench",
     modes: values.only === undefined ? [true, false] : [values.only === "on"],
-    steadyMs: ms("--steady", values.steady ?? "30s"),
+    steadyMs: ms("--steady", values.steady ?? "20s"),
+    placeTimeoutMs: ms("--place-timeout", values["place-timeout"] ?? "120s"),
+    convergeTimeoutMs: ms("--converge-timeout", values["converge-timeout"] ?? "60s"),
     waveShare,
     waveForMs: ms("--wave-for", values["wave-for"] ?? "45s"),
     out: resolve(values.out ?? "bench-results"),

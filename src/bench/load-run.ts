@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { createProjections } from "../../projections/index.ts";
-import type { AllocJob, AllocTaskGroup } from "../../streams/allocs.ts";
 import { allSchemas } from "../../streams/index.ts";
 import { EnvelopeCodec } from "../codec/envelope-codec.ts";
 import { openFileLog } from "../log/file/index.ts";
@@ -20,14 +19,7 @@ import {
   workloadSize,
 } from "../nodesim/workload.ts";
 import { Store } from "../store/store.ts";
-import type { PlacedMessage, PlaceMessage } from "./direct-place-server.ts";
-import {
-  dirBytes,
-  type LoadServer,
-  processCpuSeconds,
-  serverGauges,
-  startLoadServer,
-} from "./load-server.ts";
+import { dirBytes, processCpuSeconds, serverGauges, startLoadServer } from "./load-server.ts";
 import { type LogCensus, logCensus } from "./log-census.ts";
 
 export interface LoadRunOptions {
@@ -45,14 +37,10 @@ export interface LoadRunOptions {
   readonly placeTimeoutMs: number;
   readonly convergeTimeoutMs: number;
   readonly progress: (message: string) => void;
-  /** auto: through PUT /v1/jobs when the server serves it, else direct plan appends. */
-  readonly placement: "auto" | "jobs-api" | "direct";
 }
 
 export interface LoadRunFigures {
   readonly prioritized_updates: boolean;
-  /** How allocations were placed: by the server's scheduler through PUT /v1/jobs, or by direct plan appends. */
-  readonly placement: "jobs-api" | "direct";
   readonly notes: string[];
   readonly nodes: number;
   readonly allocs_desired: number;
@@ -60,7 +48,7 @@ export interface LoadRunFigures {
   readonly allocs_running: number;
   readonly seconds: Record<string, number>;
   readonly registration_nodes_per_s: number;
-  /** Allocations placed per second by the scheduler (first to last placement in the log); null without it. */
+  /** Allocations placed per second by the scheduler (first to last placement in the log). */
   readonly placement_per_s: number | null;
   readonly log: {
     readonly records: number;
@@ -103,9 +91,8 @@ export interface LoadRunFigures {
 
 /**
  * One load run: a server process on a fresh file log, the simulated nodes,
- * the workload placed (by the scheduler through PUT /v1/jobs when the server
- * serves it, else by direct plan appends, and the figures say which), a
- * measured steady state, a disconnect wave and the convergence after it;
+ * the workload registered through PUT /v1/jobs and placed by the server's
+ * scheduler, a measured steady state, a disconnect wave and the convergence after it;
  * then the produced log is counted and replayed.
  */
 export async function loadRun(o: LoadRunOptions): Promise<LoadRunFigures> {
@@ -125,26 +112,14 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
   const logDir = join(dataDir, "log");
   const args = ["--data-dir", dataDir, ...o.serverArgs];
 
-  let placement: LoadRunFigures["placement"] = o.placement === "direct" ? "direct" : "jobs-api";
-  let server = await startLoadServer(args, placement === "direct");
-  if (placement === "jobs-api" && !(await jobsApiServed(server.url))) {
-    if (o.placement === "jobs-api") throw new Error("the server does not serve PUT /v1/jobs");
-    placement = "direct";
-    notes.push("The server does not serve PUT /v1/jobs yet.");
+  const server = await startLoadServer(args);
+  if (!(await jobsApiServed(server.url))) {
     await server.stop();
-    await rm(logDir, { recursive: true, force: true });
-    await rm(join(dataDir, "snapshots"), { recursive: true, force: true });
-    server = await startLoadServer(args, true);
-  }
-  if (placement === "direct") {
-    notes.push(
-      "Direct placement: allocations were placed by AllocsPlanApplied appends (the record the plan applier writes, " +
-        "with full allocation specs) through the bench server's IPC channel, not by the scheduler. No placement rate; " +
-        "lost allocations are not replaced, so convergence after the wave means every node ready, nothing unknown, " +
-        "every allocation started.",
+    throw new Error(
+      "the server does not serve PUT /v1/jobs: the load benchmark places its allocations through it",
     );
   }
-  o.progress(`server at ${server.url} (${placement === "direct" ? "direct placement" : "jobs API"})`);
+  o.progress(`server at ${server.url}`);
 
   const peaks = { rss: 0, heap: 0, simRss: 0, simHeap: 0 };
   let lastReport: SimReport | undefined;
@@ -196,13 +171,7 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
 
     // Placement.
     t = performance.now();
-    if (placement === "jobs-api") await registerJobs(server.url, jobs);
-    else
-      await placeDirect(
-        server,
-        jobs,
-        sim.nodes.map((n) => n.id),
-      );
+    await registerJobs(server.url, jobs);
     mark.place_submit = since(t);
     const runningTarget = desired;
     const live = () => [...convergence(sim, jobs, o.nodes).jobs.values()].reduce((a, p) => a + p.live, 0);
@@ -243,7 +212,7 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     // Convergence counts from the end of the partition: the nodes' three calls are part of it.
     const back = performance.now();
     const ok = await until(
-      async () => waveReport !== undefined && (await converged(server.url, sim, jobs, placement, o.nodes)),
+      async () => waveReport !== undefined && (await converged(server.url, sim, jobs, o.nodes)),
       o.convergeTimeoutMs,
       1_000,
     );
@@ -284,7 +253,6 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
   const placeSpanS = (census.lastPlacementAt - census.firstPlacementAt) / 1000;
   return {
     prioritized_updates: o.prioritized,
-    placement,
     notes,
     nodes: o.nodes,
     allocs_desired: desired,
@@ -292,7 +260,7 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     allocs_running: before?.allocs.running ?? 0,
     seconds: { ...mark, total: since(t0) },
     registration_nodes_per_s: rate(o.nodes, mark.register ?? 0),
-    placement_per_s: placement === "jobs-api" && placeSpanS > 0 ? rate(census.placed, placeSpanS) : null,
+    placement_per_s: placeSpanS > 0 ? rate(census.placed, placeSpanS) : null,
     log: {
       records: census.records,
       bytes: census.bytes,
@@ -333,58 +301,6 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
   };
 }
 
-/** Places the workload's allocations spread evenly over the nodes, one plan result per job (chunks of 1,000). */
-async function placeDirect(
-  server: LoadServer,
-  jobs: readonly WorkloadJob[],
-  nodeIDs: readonly string[],
-): Promise<void> {
-  const child = server.child;
-  let seq = 0;
-  const waiting = new Map<number, (m: PlacedMessage) => void>();
-  const onMessage = (m: PlacedMessage) => waiting.get(m.seq)?.(m);
-  child.on("message", onMessage);
-  try {
-    let cursor = 0;
-    const sends: Promise<PlacedMessage>[] = [];
-    for (const j of jobs) {
-      const job = allocJob(j);
-      const count = j.count < 0 ? nodeIDs.length : j.count;
-      for (let from = 0; from < count; from += 1_000) {
-        const placements = [];
-        for (let i = from; i < Math.min(count, from + 1_000); i++) {
-          const nodeID = j.count < 0 ? nodeIDs[i]! : nodeIDs[cursor++ % nodeIDs.length]!;
-          placements.push({ nodeID, name: `${j.id}.g[${i}]` });
-        }
-        const msg: PlaceMessage = { type: "place", seq: seq++, job, group: "g", placements };
-        sends.push(new Promise((resolve) => waiting.set(msg.seq, resolve)));
-        child.send(msg);
-      }
-    }
-    for (const reply of await Promise.all(sends)) {
-      if (reply.refused) throw new Error(`direct placement refused: ${reply.refused}`);
-    }
-  } finally {
-    child.off("message", onMessage);
-  }
-}
-
-/** The job snapshot an allocation carries, from Nomad's job JSON. */
-function allocJob(j: WorkloadJob): AllocJob {
-  const spec = j.body.Job;
-  return {
-    ID: j.id,
-    Namespace: "default",
-    Type: j.type,
-    Priority: 50,
-    Version: 0,
-    CreateIndex: 1,
-    ModifyIndex: 1,
-    JobModifyIndex: 1,
-    TaskGroups: spec.TaskGroups as AllocTaskGroup[],
-  };
-}
-
 async function readyNodes(url: string): Promise<number> {
   const res = await fetch(`${url}/v1/nodes`, { signal: AbortSignal.timeout(30_000) });
   const nodes = (await res.json()) as { Status: string }[];
@@ -400,11 +316,9 @@ async function converged(
   url: string,
   sim: NodeSimulator,
   jobs: readonly WorkloadJob[],
-  placement: LoadRunFigures["placement"],
   nodes: number,
 ): Promise<boolean> {
-  const state = convergence(sim, jobs, nodes);
-  if (placement === "jobs-api" ? !state.converged : state.starting > 0) return false;
+  if (!convergence(sim, jobs, nodes).converged) return false;
   if ((await readyNodes(url)) !== nodes) return false;
   const filter = encodeURIComponent('ClientStatus == "unknown"');
   const res = await fetch(`${url}/v1/allocations?task_states=false&filter=${filter}`, {

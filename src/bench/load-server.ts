@@ -5,7 +5,6 @@ import { createInterface } from "node:readline";
 
 const ROOT = join(import.meta.dirname, "../..");
 const BIN = join(ROOT, "bin/chronomad.js");
-const DIRECT = join(ROOT, "src/bench/direct-place-server.ts");
 
 export interface LoadServer {
   readonly child: ChildProcess;
@@ -17,19 +16,15 @@ export interface LoadServer {
 }
 
 /**
- * Runs the server as its own process on an ephemeral port and waits for its
- * "chronomad serving" log line: `chronomad serve`, or with `direct` the
- * bench's direct-placement server (the same server plus an IPC channel).
+ * Runs `chronomad serve` as its own process on an ephemeral port and waits
+ * for its "chronomad serving" log line.
  */
-export async function startLoadServer(args: readonly string[], direct: boolean): Promise<LoadServer> {
+export async function startLoadServer(args: readonly string[]): Promise<LoadServer> {
   const common = ["--http-addr", "127.0.0.1:0", "--log-level", "info", ...args];
-  const child = direct
-    ? spawn(process.execPath, ["--import", "tsx", DIRECT, ...common], {
-        cwd: ROOT,
-        env: { ...process.env, MSGPACKR_NATIVE_ACCELERATION_DISABLED: "true" },
-        stdio: ["ignore", "pipe", "pipe", "ipc"],
-      })
-    : spawn(process.execPath, [BIN, "serve", ...common], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, "serve", ...common], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stderr = "";
   child.stderr!.on("data", (d) => {
     stderr = (stderr + String(d)).slice(-4000);

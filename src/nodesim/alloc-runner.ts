@@ -157,7 +157,7 @@ export class AllocRunner {
       if (s.StartedAt === "0001-01-01T00:00:00Z") s.StartedAt = rfc3339(now);
     }
     this.event(events.started(now));
-    this.schedulePeriodic();
+    this.schedulePeriodic(true);
     if (this.spec.DeploymentID !== "" && this.deploymentStatus === null && !this.health) {
       this.health = this.host.timers.after(this.spec.MinHealthyTime, () => {
         this.health = undefined;
@@ -227,10 +227,13 @@ export class AllocRunner {
    * (±50%) a template re-render with change_mode "signal", which Nomad
    * reports as a hook message and, a moment later, the signal it sends.
    */
-  private schedulePeriodic(): void {
+  private schedulePeriodic(first = false): void {
     const d = this.host.driver;
     if (d.eventInterval <= 0) return;
-    this.periodic = this.host.timers.after(d.eventInterval * this.prng.between(0.5, 1.5), () => {
+    // The first comes anywhere within one interval, so allocations that started together
+    // re-render at a steady rate from the start rather than in a wave one interval later.
+    const wait = d.eventInterval * (first ? this.prng.next() : this.prng.between(0.5, 1.5));
+    this.periodic = this.host.timers.after(wait, () => {
       if (this.phase !== "running") return;
       this.event(events.hookMessage(this.host.timers.now(), "Template re-rendered"));
       this.periodic = this.host.timers.after(this.draw(d.eventGap), () => {

@@ -4,6 +4,8 @@ import type { Counters } from "./counters.ts";
 
 export type Encoding = "msgpack" | "json";
 
+const HEARTBEAT = "Node.UpdateStatus";
+
 /** A client RPC the server answered with an error status, or a transport failure (status 0). */
 export class RpcError extends Error {
   constructor(
@@ -28,24 +30,31 @@ export interface RpcCaller {
 
 export interface RpcClientOptions {
   readonly encoding: Encoding;
-  /** Sockets for the short calls (heartbeats, updates, registration): their concurrency bound. */
+  /** Sockets for the short calls (updates, registration): their concurrency bound. */
   readonly shortSockets: number;
+  /**
+   * Sockets for heartbeats alone: a real client's heartbeat never waits
+   * behind other nodes' calls, so a simulated one must not queue behind them
+   * in a shared pool (that would miss TTLs the server is not to blame for).
+   */
+  readonly heartbeatSockets: number;
   /** Sockets for blocking calls: one per node that holds a long poll. */
   readonly blockingSockets: number;
 }
 
 /**
  * The client RPC over HTTP (`PUT /v1/rpc/<Service.Method>`), for thousands
- * of simulated nodes in one process: keep-alive sockets in two pools, so the
- * long polls of Node.GetClientAllocs (one per node) never starve heartbeats
- * and updates, whose pool is small and bounds their concurrency (requests
- * beyond it queue in the agent). Every call is counted by method.
+ * of simulated nodes in one process: keep-alive sockets in three pools, so
+ * the long polls (one per node) and the updates never hold heartbeats back;
+ * the short pools are small and bound the concurrency (requests beyond them
+ * queue in the agent). Every call is counted by method.
  */
 export class RpcClient implements RpcCaller {
   private readonly host: string;
   private readonly port: number;
   private readonly short: Agent;
   private readonly blocking: Agent;
+  private readonly heartbeats: Agent;
 
   constructor(
     baseUrl: string,
@@ -62,6 +71,11 @@ export class RpcClient implements RpcCaller {
       ...common,
       maxSockets: options.shortSockets,
       maxFreeSockets: options.shortSockets,
+    });
+    this.heartbeats = new Agent({
+      ...common,
+      maxSockets: options.heartbeatSockets,
+      maxFreeSockets: options.heartbeatSockets,
     });
     this.blocking = new Agent({
       ...common,
@@ -117,7 +131,7 @@ export class RpcClient implements RpcCaller {
     return new Promise((resolve, reject) => {
       const req = request(
         {
-          agent: options.blocking ? this.blocking : this.short,
+          agent: options.blocking ? this.blocking : method === HEARTBEAT ? this.heartbeats : this.short,
           host: this.host,
           port: this.port,
           method: "PUT",
@@ -152,6 +166,7 @@ export class RpcClient implements RpcCaller {
 
   close(): void {
     this.short.destroy();
+    this.heartbeats.destroy();
     this.blocking.destroy();
   }
 }

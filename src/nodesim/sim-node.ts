@@ -1,14 +1,14 @@
 import type { Logger } from "pino";
 import { AllocRunner, type RunnerHost } from "./alloc-runner.ts";
 import { simAllocSpec } from "./alloc-spec.ts";
+import { AllocSync } from "./alloc-sync.ts";
 import type { Counters } from "./counters.ts";
 import type { DriverOptions } from "./driver-options.ts";
 import { type NodeShape, nodeBody } from "./node-body.ts";
 import { type Prng, stagger } from "./prng.ts";
 import { type RpcCaller, RpcError } from "./rpc-client.ts";
-import type { SyncParticipant, SyncWheel } from "./sync-wheel.ts";
+import type { SyncWheel } from "./sync-wheel.ts";
 import type { QueuedTimer, TimerQueue } from "./timer-queue.ts";
-import { AllocUpdateBuffer, Priority } from "./update-buffer.ts";
 
 /** What every simulated node shares: one RPC client, one timer queue, one sync wheel. */
 export interface NodeHost {
@@ -45,7 +45,6 @@ interface GetAllocsReply {
 
 /** Nomad's client retry intervals (client.go), in milliseconds. */
 const REGISTER_RETRY_MS = 15_000;
-const ALLOC_SYNC_RETRY_MS = 5_000;
 const GET_ALLOCS_RETRY_MS = 5_000;
 /** Alloc.GetAllocs waits at most this for allocations it was told about. */
 const GET_ALLOCS_WAIT_NS = 10e9;
@@ -54,11 +53,11 @@ const GET_ALLOCS_WAIT_NS = 10e9;
  * One simulated Nomad client: registers, heartbeats at the TTL the server
  * gives, long-polls Node.GetClientAllocs, pulls what changed with
  * Alloc.GetAllocs, runs allocations with the simulated driver, and reports
- * them through the prioritized update buffer on the shared sync tick. It can
+ * them through its AllocSync (the prioritized update buffer). It can
  * be silenced (a partition: no heartbeats, no updates, no polls) and brought
  * back, when it makes its three calls in an order drawn from its PRNG.
  */
-export class SimNode implements SyncParticipant, RunnerHost {
+export class SimNode implements RunnerHost {
   readonly id: string;
   readonly secret: string;
   readonly name: string;
@@ -66,11 +65,7 @@ export class SimNode implements SyncParticipant, RunnerHost {
   readonly runners = new Map<string, AllocRunner>();
   /** The order of the three calls at the last reconnect. */
   lastReconnectOrder: readonly string[] = [];
-  private readonly buffer = new AllocUpdateBuffer<AllocRunner>();
-  private readonly slot: number;
-  private tickBase = 0;
-  private syncing = false;
-  private syncRetryAt = 0;
+  private readonly sync: AllocSync;
   private ttlMs = 0;
   private lastHeartbeatOk = 0;
   private heartbeatTimer: QueuedTimer | undefined;
@@ -87,7 +82,11 @@ export class SimNode implements SyncParticipant, RunnerHost {
     this.id = prng.uuid();
     this.secret = prng.uuid();
     this.name = `${host.shape.namePrefix}-${String(index).padStart(5, "0")}`;
-    this.slot = host.wheel.join();
+    this.sync = new AllocSync(host, this, prng);
+  }
+
+  get up(): boolean {
+    return this.state === "up";
   }
 
   // RunnerHost
@@ -102,19 +101,7 @@ export class SimNode implements SyncParticipant, RunnerHost {
   }
 
   changed(runner: AllocRunner): void {
-    if (this.state === "stopped") return;
-    // Nomad's GetUpdatePriority: against the status the server last acknowledged.
-    const last = runner.ackedStatus;
-    const priority =
-      last === undefined
-        ? runner.clientStatus === "failed"
-          ? Priority.Urgent
-          : Priority.Typical
-        : last !== runner.clientStatus
-          ? Priority.Urgent
-          : Priority.Typical;
-    this.buffer.add(runner, priority);
-    this.host.wheel.wake(this.slot, this);
+    if (this.state !== "stopped") this.sync.changed(runner);
   }
 
   /** Registers (retrying until the server takes it) and starts the heartbeat and allocation loops. */
@@ -159,21 +146,26 @@ export class SimNode implements SyncParticipant, RunnerHost {
     const order = this.prng.shuffle([...RECONNECT_CALLS]);
     this.lastReconnectOrder = order;
     let heartbeated = false;
-    for (const call of order) {
-      try {
-        if (call === "Node.Register") await this.register();
-        else if (call === "Node.UpdateAlloc") await this.fullSync();
-        else {
-          await this.heartbeat();
-          heartbeated = true;
+    // The sync loop holds its updates, so the drawn order is the order the server sees.
+    this.sync.hold(true);
+    try {
+      for (const call of order) {
+        try {
+          if (call === "Node.Register") await this.register();
+          else if (call === "Node.UpdateAlloc") await this.sync.fullSync();
+          else {
+            await this.heartbeat();
+            heartbeated = true;
+          }
+        } catch (err) {
+          this.host.logger.debug({ err, node: this.name, call }, "reconnect call refused");
         }
-      } catch (err) {
-        this.host.logger.debug({ err, node: this.name, call }, "reconnect call refused");
+        if (epoch !== this.epoch) return;
       }
-      if (epoch !== this.epoch) return;
+    } finally {
+      this.sync.hold(false);
     }
     if (!heartbeated) this.scheduleHeartbeat(this.retryHeartbeatMs());
-    if (this.buffer.size > 0) this.host.wheel.wake(this.slot, this);
     void this.watchAllocations(epoch);
   }
 
@@ -187,57 +179,6 @@ export class SimNode implements SyncParticipant, RunnerHost {
     for (const r of this.runners.values()) r.destroy();
     if (options.deregister && wasUp) {
       await this.host.rpc.call("Node.Deregister", { NodeID: this.id }, this.secret).catch(() => undefined);
-    }
-  }
-
-  // ---- the sync loop (client.go allocSync) ----
-
-  syncTick(tick: number): boolean {
-    if (this.state !== "up") return false;
-    if (this.syncing || this.host.timers.now() < this.syncRetryAt) return true;
-    const batch = this.buffer.nextBatch(tick - this.tickBase, this.host.prioritized);
-    if (!batch) return this.buffer.size > 0;
-    void this.send(batch);
-    return false;
-  }
-
-  private async send(batch: { updates: AllocRunner[]; priority: Priority }): Promise<void> {
-    const live = batch.updates.filter((r) => this.runners.get(r.ID) === r);
-    if (live.length === 0) return;
-    const sent = live.map((r) => ({ runner: r, status: r.clientStatus, update: r.toUpdate(this.id) }));
-    this.syncing = true;
-    try {
-      await this.host.rpc.call("Node.UpdateAlloc", { Alloc: sent.map((s) => s.update) }, this.secret);
-      this.host.counters.updateAllocCalls++;
-      this.host.counters.allocUpdatesSent += sent.length;
-      for (const s of sent) s.runner.ackedStatus = s.status;
-      this.tickBase = this.host.wheel.tickOf(this.slot);
-    } catch (err) {
-      this.host.logger.debug({ err, node: this.name }, "alloc update failed; retrying later");
-      this.buffer.restore({ updates: live, priority: batch.priority });
-      this.syncRetryAt =
-        this.host.timers.now() + ALLOC_SYNC_RETRY_MS + stagger(this.prng, ALLOC_SYNC_RETRY_MS);
-    } finally {
-      this.syncing = false;
-    }
-    if (this.buffer.size > 0 && this.state === "up") this.host.wheel.wake(this.slot, this);
-  }
-
-  /** Every allocation's current state in one Node.UpdateAlloc (a reconnecting client's report). */
-  private async fullSync(): Promise<void> {
-    const live = [...this.runners.values()].filter((r) => !r.destroyed);
-    if (live.length === 0) return;
-    for (const r of live) this.buffer.drop(r.ID);
-    const sent = live.map((r) => ({ runner: r, status: r.clientStatus, update: r.toUpdate(this.id) }));
-    try {
-      await this.host.rpc.call("Node.UpdateAlloc", { Alloc: sent.map((s) => s.update) }, this.secret);
-      this.host.counters.updateAllocCalls++;
-      this.host.counters.allocUpdatesSent += sent.length;
-      for (const s of sent) s.runner.ackedStatus = s.status;
-      this.tickBase = this.host.wheel.tickOf(this.slot);
-    } catch (err) {
-      this.buffer.restore({ updates: live, priority: Priority.Urgent });
-      throw err;
     }
   }
 
@@ -377,7 +318,7 @@ export class SimNode implements SyncParticipant, RunnerHost {
       if (!(id in current)) {
         runner.destroy();
         this.runners.delete(id);
-        this.buffer.drop(id);
+        this.sync.forget(id);
       }
     }
     for (const raw of pulled) {

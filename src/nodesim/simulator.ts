@@ -19,8 +19,10 @@ export interface NodeSimOptions {
   /** Nomad PR 17354's prioritized updates; false sends on every tick with anything waiting (Nomad before it). */
   readonly prioritizedUpdates?: boolean;
   readonly encoding?: Encoding;
-  /** Sockets (and so concurrency) for the short calls; the long polls get one socket per node. */
+  /** Sockets (and so concurrency) for updates and registrations; the long polls get one socket per node. */
   readonly shortSockets?: number;
+  /** Sockets for heartbeats, apart from everything else. */
+  readonly heartbeatSockets?: number;
   /** Node.GetClientAllocs' MaxQueryTime, milliseconds (Nomad's default: 5 minutes). */
   readonly maxQueryTimeMs?: number;
   /** Nomad's initialHeartbeatStagger (10 s). */
@@ -109,6 +111,7 @@ export class NodeSimulator {
       // Node.GetClientAllocs then answers at once instead of waiting.
       encoding: options.encoding ?? "json",
       shortSockets: options.shortSockets ?? 128,
+      heartbeatSockets: options.heartbeatSockets ?? 64,
       blockingSockets: options.nodes + 16,
     });
     const host: NodeHost = {
@@ -174,8 +177,8 @@ export class NodeSimulator {
   }
 
   report(): SimReport {
-    const nodes = { total: this.nodes.length, up: 0, silent: 0, new: 0 };
-    for (const n of this.nodes) if (n.state !== "stopped") nodes[n.state]++;
+    const nodes = { total: this.nodes.length, up: 0, silent: 0, new: 0, stopped: 0 };
+    for (const n of this.nodes) nodes[n.state]++;
     const cpu = process.cpuUsage(this.cpuAtStart);
     const mem = process.memoryUsage();
     return {

@@ -159,3 +159,28 @@ describe("prioritized client allocation updates, on a virtual clock", () => {
     expect(last.TaskStates.app!.State).toBe("dead");
   });
 });
+
+describe("prioritized updates on vs off, same workload on a virtual clock", () => {
+  it("sends fewer allocation entries and calls with prioritized updates", async () => {
+    const driver = {
+      setup: { min: 10, max: 40 },
+      pull: { min: 100, max: 600 },
+      start: { min: 300, max: 1_500 },
+      eventInterval: 2_000,
+      eventGap: { min: 100, max: 400 },
+    };
+    const sent = { on: { calls: 0, entries: 0 }, off: { calls: 0, entries: 0 } };
+    for (const mode of ["on", "off"] as const) {
+      const { rpc, run, place } = await nodeOnVirtualClock(mode === "on", driver);
+      for (let i = 0; i < 10; i++) place(`a${i}`);
+      await run(30_000);
+      const updates = rpc.updates();
+      sent[mode] = { calls: updates.length, entries: updates.reduce((n, c) => n + allocsOf(c).length, 0) };
+    }
+    // The same allocations ran through the same lifecycle in both modes.
+    expect(sent.on.entries).toBeLessThan(sent.off.entries * 0.8);
+    expect(sent.on.calls).toBeLessThan(sent.off.calls * 0.5);
+  });
+});
+
+const allocsOf = (c: RecordedCall) => c.body.Alloc as unknown[];
