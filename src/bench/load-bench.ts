@@ -24,7 +24,10 @@ bench-results/ and prints the markdown.
   --place-timeout D  longest wait for every allocation to run (default 120s)
   --converge-timeout D  longest wait for convergence after the wave (default 60s)
   --wave-share F     share of nodes the wave silences (default 0.1)
-  --wave-for D       how long they stay silent (default 45s: past TTL + grace)
+  --wave-for D       how long they stay silent (default 60s: past TTL + grace)
+  --heartbeats-per-second N  the server's max_heartbeats_per_second (default 500:
+                     a 10-20 s TTL at 5,000 nodes)
+  --heartbeat-grace D  the server's heartbeat_grace (default 30s)
   --out DIR          where the report goes (default bench-results)
 `;
 
@@ -57,8 +60,14 @@ export async function runLoadBench(args: readonly string[]): Promise<number> {
     steady_ms: v.steadyMs,
     wave: { share: v.waveShare, duration_ms: v.waveForMs },
     // Nomad's default of 50 heartbeats/s gives 5,000 nodes a 100-200 s TTL; 500/s gives 10-20 s, so a
-    // missed heartbeat (TTL + 10 s grace) fits in the run.
-    server_args: ["--max-heartbeats-per-second", "500"],
+    // missed heartbeat fits in the run. The grace is raised from Nomad's 10 s so that a server
+    // stalled for a few seconds by the placement burst does not declare live nodes down.
+    server_args: [
+      "--max-heartbeats-per-second",
+      String(v.heartbeatsPerSecond),
+      "--heartbeat-grace",
+      `${v.heartbeatGraceMs}ms`,
+    ],
     driver: { failureRate: 0.005, eventInterval: 60_000 },
   };
   const runs: LoadRunFigures[] = [];
@@ -119,6 +128,8 @@ function parse(args: readonly string[]) {
       steady: { type: "string" },
       "wave-share": { type: "string" },
       "wave-for": { type: "string" },
+      "heartbeats-per-second": { type: "string" },
+      "heartbeat-grace": { type: "string" },
       out: { type: "string" },
       "place-timeout": { type: "string" },
       "converge-timeout": { type: "string" },
@@ -132,6 +143,11 @@ function parse(args: readonly string[]) {
     if (d === undefined || d < 0) throw new Error(`${flag} must be a duration such as 30s`);
     return d;
   };
+  const positive = (flag: string, text: string) => {
+    const n = Number(text);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`${flag} must be a positive number`);
+    return n;
+  };
   const waveShare = Number(values["wave-share"] ?? 0.1);
   if (!(waveShare >= 0 && waveShare <= 1)) throw new Error("--wave-share must be between 0 and 1");
   if (values.only !== undefined && values.only !== "on" && values.only !== "off")
@@ -144,7 +160,9 @@ function parse(args: readonly string[]) {
     placeTimeoutMs: ms("--place-timeout", values["place-timeout"] ?? "120s"),
     convergeTimeoutMs: ms("--converge-timeout", values["converge-timeout"] ?? "60s"),
     waveShare,
-    waveForMs: ms("--wave-for", values["wave-for"] ?? "45s"),
+    waveForMs: ms("--wave-for", values["wave-for"] ?? "60s"),
+    heartbeatsPerSecond: positive("--heartbeats-per-second", values["heartbeats-per-second"] ?? "500"),
+    heartbeatGraceMs: ms("--heartbeat-grace", values["heartbeat-grace"] ?? "30s"),
     out: resolve(values.out ?? "bench-results"),
   };
 }

@@ -22,7 +22,8 @@ stdout when it ends (after --duration, or on Ctrl-C).
   --prioritized-updates BOOL      Nomad PR 17354's update priorities (default true);
                                   false sends on every 200 ms tick with updates waiting
   --encoding json|msgpack         RPC body encoding (default json)
-  --short-sockets N               sockets for updates and registrations, their concurrency (default 128)
+  --short-sockets N               sockets for registrations, their concurrency (default 128);
+                                  long polls and alloc updates get one socket per node
   --heartbeat-sockets N           sockets for heartbeats alone (default 64)
   --max-query-time D              Node.GetClientAllocs MaxQueryTime (default 5m)
   --initial-heartbeat-stagger D   first heartbeat within D of registering (default 10s)

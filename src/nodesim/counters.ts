@@ -56,12 +56,15 @@ export interface SimCounters {
   readonly bytes_in: number;
   /** Errors by HTTP status (0: transport error), all methods. */
   readonly errors_by_status: Readonly<Record<string, number>>;
+  /** Errors by method and reason (HTTP status, or the transport error's code). */
+  readonly errors_by_reason: Readonly<Record<string, number>>;
 }
 
 /** What the simulator counts as it runs; read with `snapshot()`. */
 export class Counters {
   private readonly methods = new Map<string, MethodStats>();
   private readonly statuses = new Map<number, number>();
+  private readonly reasons = new Map<string, number>();
   allocUpdatesSent = 0;
   updateAllocCalls = 0;
 
@@ -74,7 +77,7 @@ export class Counters {
     return s;
   }
 
-  call(method: string, ms: number, bytesOut: number, bytesIn: number, status: number): void {
+  call(method: string, ms: number, bytesOut: number, bytesIn: number, status: number, reason = ""): void {
     const s = this.stats(method);
     s.calls++;
     s.bytesOut += bytesOut;
@@ -83,6 +86,8 @@ export class Counters {
     if (status < 200 || status >= 300) {
       s.errors++;
       this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
+      const key = `${method} ${status === 0 ? reason || "transport" : status}`;
+      this.reasons.set(key, (this.reasons.get(key) ?? 0) + 1);
     }
   }
 
@@ -110,6 +115,7 @@ export class Counters {
       bytes_out: bytesOut,
       bytes_in: bytesIn,
       errors_by_status: Object.fromEntries([...this.statuses].map(([k, v]) => [String(k), v])),
+      errors_by_reason: Object.fromEntries(this.reasons),
     };
   }
 }

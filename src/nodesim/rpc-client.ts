@@ -5,6 +5,7 @@ import type { Counters } from "./counters.ts";
 export type Encoding = "msgpack" | "json";
 
 const HEARTBEAT = "Node.UpdateStatus";
+const UPDATE_ALLOC = "Node.UpdateAlloc";
 
 /** A client RPC the server answered with an error status, or a transport failure (status 0). */
 export class RpcError extends Error {
@@ -30,8 +31,15 @@ export interface RpcCaller {
 
 export interface RpcClientOptions {
   readonly encoding: Encoding;
-  /** Sockets for the short calls (updates, registration): their concurrency bound. */
+  /** Sockets for registrations and the other short calls: their concurrency bound. */
   readonly shortSockets: number;
+  /**
+   * Sockets for Node.UpdateAlloc. A node has at most one in flight (its sync
+   * loop waits for the answer), so one per node bounds it; a smaller shared
+   * pool would queue updates here, and the queueing delay, not the servers,
+   * would decide how much each batch carries.
+   */
+  readonly updateSockets: number;
   /**
    * Sockets for heartbeats alone: a real client's heartbeat never waits
    * behind other nodes' calls, so a simulated one must not queue behind them
@@ -44,10 +52,12 @@ export interface RpcClientOptions {
 
 /**
  * The client RPC over HTTP (`PUT /v1/rpc/<Service.Method>`), for thousands
- * of simulated nodes in one process: keep-alive sockets in three pools, so
- * the long polls (one per node) and the updates never hold heartbeats back;
- * the short pools are small and bound the concurrency (requests beyond them
- * queue in the agent). Every call is counted by method.
+ * of simulated nodes in one process: keep-alive sockets in four pools, so
+ * that long polls, updates and registrations never hold heartbeats back. The
+ * long polls and updates get a socket per node (a node has at most one of
+ * each in flight); registrations and heartbeats share small pools that bound
+ * their concurrency (requests beyond them queue in the agent). Every call is
+ * counted by method.
  */
 export class RpcClient implements RpcCaller {
   private readonly host: string;
@@ -55,6 +65,8 @@ export class RpcClient implements RpcCaller {
   private readonly short: Agent;
   private readonly blocking: Agent;
   private readonly heartbeats: Agent;
+  private readonly updates: Agent;
+  private closed = false;
 
   constructor(
     baseUrl: string,
@@ -76,6 +88,11 @@ export class RpcClient implements RpcCaller {
       ...common,
       maxSockets: options.heartbeatSockets,
       maxFreeSockets: options.heartbeatSockets,
+    });
+    this.updates = new Agent({
+      ...common,
+      maxSockets: options.updateSockets,
+      maxFreeSockets: Math.min(options.updateSockets, 1024),
     });
     this.blocking = new Agent({
       ...common,
@@ -115,8 +132,11 @@ export class RpcClient implements RpcCaller {
           attempt++;
           continue;
         }
-        this.counters.call(method, performance.now() - started, payload.length, 0, 0);
-        throw new RpcError(method, 0, e.name === "AbortError" ? "aborted" : (e.code ?? e.message));
+        const reason = e.name === "AbortError" ? "aborted" : (e.code ?? e.message);
+        // Calls cut off by close() are the simulator stopping, not failures to count.
+        if (!this.closed)
+          this.counters.call(method, performance.now() - started, payload.length, 0, 0, reason);
+        throw new RpcError(method, 0, reason);
       }
     }
   }
@@ -131,7 +151,7 @@ export class RpcClient implements RpcCaller {
     return new Promise((resolve, reject) => {
       const req = request(
         {
-          agent: options.blocking ? this.blocking : method === HEARTBEAT ? this.heartbeats : this.short,
+          agent: this.agentFor(method, options.blocking === true),
           host: this.host,
           port: this.port,
           method: "PUT",
@@ -164,7 +184,15 @@ export class RpcClient implements RpcCaller {
     });
   }
 
+  private agentFor(method: string, blocking: boolean): Agent {
+    if (blocking) return this.blocking;
+    if (method === HEARTBEAT) return this.heartbeats;
+    return method === UPDATE_ALLOC ? this.updates : this.short;
+  }
+
   close(): void {
+    this.closed = true;
+    this.updates.destroy();
     this.short.destroy();
     this.heartbeats.destroy();
     this.blocking.destroy();

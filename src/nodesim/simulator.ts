@@ -19,7 +19,7 @@ export interface NodeSimOptions {
   /** Nomad PR 17354's prioritized updates; false sends on every tick with anything waiting (Nomad before it). */
   readonly prioritizedUpdates?: boolean;
   readonly encoding?: Encoding;
-  /** Sockets (and so concurrency) for updates and registrations; the long polls get one socket per node. */
+  /** Sockets (and so concurrency) for registrations; long polls and updates get one socket per node. */
   readonly shortSockets?: number;
   /** Sockets for heartbeats, apart from everything else. */
   readonly heartbeatSockets?: number;
@@ -112,6 +112,7 @@ export class NodeSimulator {
       encoding: options.encoding ?? "json",
       shortSockets: options.shortSockets ?? 128,
       heartbeatSockets: options.heartbeatSockets ?? 64,
+      updateSockets: options.nodes + 16,
       blockingSockets: options.nodes + 16,
     });
     const host: NodeHost = {
