@@ -11,5 +11,5 @@ COPY projections ./projections
 ENV CHRONOMAD_DATA_DIR=/data
 VOLUME /data
 EXPOSE 4646
-ENTRYPOINT ["node", "bin/chronomad.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=32", "bin/chronomad.js"]
 CMD ["serve", "--http-addr", "0.0.0.0:4646"]

@@ -1,4 +1,5 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=32
+// The V8 flag above, and why: src/cli/node-flags.ts.
 // The CLI is written in TypeScript and run through tsx's loader, so `npm ci`
 // is the only set-up step: there is no build output to keep in sync.
 import { register } from "tsx/esm/api";

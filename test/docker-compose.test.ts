@@ -62,7 +62,7 @@ describe("docker-compose.yml", async () => {
 
   it("builds an image whose entrypoint is the chronomad command", async () => {
     const dockerfile = await readFile(join(root, "Dockerfile"), "utf8");
-    expect(dockerfile).toMatch(/ENTRYPOINT \["node", "bin\/chronomad.js"\]/);
+    expect(dockerfile).toMatch(/ENTRYPOINT \["node", "--max-semi-space-size=32", "bin\/chronomad.js"\]/);
     for (const dir of ["bin", "src", "streams", "projections"])
       expect(dockerfile).toContain(`COPY ${dir} ./${dir}`);
   });

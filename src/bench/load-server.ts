@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { NODE_FLAGS } from "../cli/node-flags.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
 const BIN = join(ROOT, "bin/chronomad.js");
@@ -21,7 +22,7 @@ export interface LoadServer {
  */
 export async function startLoadServer(args: readonly string[]): Promise<LoadServer> {
   const common = ["--http-addr", "127.0.0.1:0", "--log-level", "info", ...args];
-  const child = spawn(process.execPath, [BIN, "serve", ...common], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, BIN, "serve", ...common], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
   });

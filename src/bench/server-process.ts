@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { NODE_FLAGS } from "../cli/node-flags.ts";
 
 const BIN = join(import.meta.dirname, "../../bin/chronomad.js");
 
@@ -17,7 +18,18 @@ export interface ServerProcess {
 export async function spawnServer(name: string, args: readonly string[]): Promise<ServerProcess> {
   const child = spawn(
     process.execPath,
-    [BIN, "serve", "--http-addr", "127.0.0.1:0", "--server-name", name, "--log-level", "info", ...args],
+    [
+      ...NODE_FLAGS,
+      BIN,
+      "serve",
+      "--http-addr",
+      "127.0.0.1:0",
+      "--server-name",
+      name,
+      "--log-level",
+      "info",
+      ...args,
+    ],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   let stderr = "";

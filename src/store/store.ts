@@ -45,8 +45,12 @@ export class Store {
   private readonly changes = new Subject<Change>();
   private readonly applied = new Subject<AppliedBatch>();
   private readonly waiters = new Waiters<Outcome>();
-  /** Rejections of recent records; an index not found here was applied. */
-  private readonly rejections = new Map<number, Outcome>();
+  /**
+   * Rejections of the last REJECTIONS_KEPT records, in a ring by index: a slot
+   * holding another index means that record was applied. (A Map trimmed from
+   * its oldest key costs O(deleted keys) per trim in V8 until it rehashes.)
+   */
+  private readonly rejections: (Outcome | undefined)[] = new Array(REJECTIONS_KEPT);
   private readonly context: RecordContext;
   private tailSubscription: Subscription | undefined;
   private appliedTo = 0;
@@ -142,9 +146,10 @@ export class Store {
     const from = Math.min(...[...this.slots.values()].map((s) => s.position), this.appliedTo) + 1;
     if (index < from) return;
     // Ask for the next batch before applying this one, so the read of the
-    // next batch overlaps the apply of this one.
+    // next batch overlaps the apply of this one. Batches stay small: both are
+    // alive at every young-generation collection, which copies them.
     const batches = this.options.log
-      .read(from, { maxBatch: 4096, untilIndex: index })
+      .read(from, { maxBatch: 1024, untilIndex: index })
       [Symbol.asyncIterator]();
     for (let next = batches.next(); ; ) {
       const { done, value } = await next;
@@ -224,7 +229,8 @@ export class Store {
   }
 
   private outcome(index: number): Outcome {
-    return this.rejections.get(index) ?? { index, status: "applied" };
+    const rejected = this.rejections[index % REJECTIONS_KEPT];
+    return rejected?.index === index ? rejected : { index, status: "applied" };
   }
 
   private applyBatch(batch: readonly LogRecord[]): void {
@@ -267,11 +273,7 @@ export class Store {
       slot.position = record.index;
     }
     for (const slot of ctx.observed) slot.position = record.index;
-    if (ctx.rejection) {
-      this.rejections.set(record.index, ctx.rejection);
-      if (this.rejections.size > REJECTIONS_KEPT)
-        this.rejections.delete(this.rejections.keys().next().value!);
-    }
+    if (ctx.rejection) this.rejections[record.index % REJECTIONS_KEPT] = ctx.rejection;
   }
 
   /** The first refusal of a projection's `admit`: the record is then applied by none. */
@@ -365,7 +367,8 @@ class RecordContext implements ApplyContext {
     this.envelope = envelope;
     this.event = envelope.type;
     this.at = envelope.at;
-    this.observed.clear();
+    // V8's Set#clear allocates a fresh table even when the set is empty.
+    if (this.observed.size > 0) this.observed.clear();
     this.rejection = undefined;
     this.changed = false;
   }
