@@ -109,26 +109,35 @@ export function historyProjection(observedTables: readonly string[]) {
       const row = (after ?? before)!;
       const { time, cause } = describe(event);
       const actor = actorOf(event, row);
-      const entries: HistoryEntry[] = [];
-      const add = (Field: string, From: unknown, To: unknown) =>
-        entries.push({ Index: ctx.index, Time: time, Field, From, To, Cause: cause, Actor: actor });
-      if (!after) add("(deleted)", null, null);
-      else if (!before) add("(created)", null, firstValues(tracked, after));
+      const entry = (Field: string, From: unknown, To: unknown): HistoryEntry => ({
+        Index: ctx.index,
+        Time: time,
+        Field,
+        From,
+        To,
+        Cause: cause,
+        Actor: actor,
+      });
+      let entries: HistoryEntry[];
+      if (!after) entries = [entry("(deleted)", null, null)];
+      else if (!before) entries = [entry("(created)", null, firstValues(tracked, after))];
       else {
+        entries = [];
         for (const field of tracked.fields) {
           const from = before[field] ?? null;
           const to = after[field] ?? null;
-          if (!sameValue(from, to)) add(field, from, to);
+          if (!sameValue(from, to)) entries.push(entry(field, from, to));
         }
-        for (const [field, describeEntry] of Object.entries(tracked.lists)) {
+        for (const field in tracked.lists) {
+          const describeEntry = tracked.lists[field]!;
           const was = (before[field] as readonly Row[] | null | undefined) ?? [];
           const now = (after[field] as readonly Row[] | null | undefined) ?? [];
           // Lists only grow at their end (Nomad may trim old node events from the front).
-          for (const entry of now.slice(Math.min(was.length, now.length)))
-            add(field, null, describeEntry(entry));
+          for (let i = Math.min(was.length, now.length); i < now.length; i++)
+            entries.push(entry(field, null, describeEntry(now[i]!)));
         }
+        if (entries.length === 0) return;
       }
-      if (entries.length === 0) return;
       const id = String(row.ID ?? change.key);
       const key = historyKey(tracked.object, id);
       const existing = history.get(key);
@@ -137,7 +146,7 @@ export function historyProjection(observedTables: readonly string[]) {
         Object: tracked.object,
         ObjectID: id,
         Namespace: typeof row.Namespace === "string" ? row.Namespace : "",
-        Entries: existing ? [...existing.Entries, ...entries] : entries,
+        Entries: existing ? existing.Entries.concat(entries) : entries,
         CreateIndex: existing?.CreateIndex ?? ctx.index,
         ModifyIndex: ctx.index,
       });

@@ -16,7 +16,7 @@ export interface ServerConfig {
   /** fdatasync on every group commit ("always") or leave it to the OS ("never"). */
   readonly fsync: "always" | "never";
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
-  /** Event-stream frames kept in memory; older cursors replay the log instead. */
+  /** Event-stream events kept in memory (by event, not frame); older cursors replay the log instead. */
   readonly eventBufferSize: number;
   /** Frames an event-stream subscriber may fall behind by before it is closed. */
   readonly eventStreamMaxQueued: number;

@@ -89,7 +89,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     createProjections,
     snapshots,
     logger: quiet,
-    bufferFrames: config.eventBufferSize,
+    bufferEvents: config.eventBufferSize,
   });
   const ctx: ApiContext = {
     config,

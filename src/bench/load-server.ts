@@ -22,7 +22,9 @@ export interface LoadServer {
  */
 export async function startLoadServer(args: readonly string[]): Promise<LoadServer> {
   const common = ["--http-addr", "127.0.0.1:0", "--log-level", "info", ...args];
-  const child = spawn(process.execPath, [...NODE_FLAGS, BIN, "serve", ...common], {
+  // For diagnosing the server under load, e.g. CHRONOMAD_BENCH_SERVER_NODE_FLAGS="--cpu-prof".
+  const extra = (process.env.CHRONOMAD_BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...extra, BIN, "serve", ...common], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
   });

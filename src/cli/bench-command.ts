@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { benchCluster } from "../bench/cluster-bench.ts";
 import { benchEvalDelete } from "../bench/eval-delete-bench.ts";
+import { benchEventStream } from "../bench/event-stream-bench.ts";
 import { benchFileLog } from "../bench/file-log-bench.ts";
 import { benchHeartbeats } from "../bench/heartbeat-bench.ts";
 import { benchKafkaLog } from "../bench/kafka-log-bench.ts";
@@ -42,6 +43,8 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
   const visible = await benchVisible();
   figures.visible_p50_ms = visible.visible_p50_ms;
   figures.visible_p99_ms = visible.visible_p99_ms;
+  progress("event stream: delivery to 1 and 100 subscribers, idle subscriber memory");
+  figures.event_stream = await benchEventStream();
   progress("client heartbeats over HTTP with 5,000 nodes, and alloc update coalescing");
   figures.heartbeat = await benchHeartbeats();
   progress("scheduler: one job of 10,000 allocations over 5,000 nodes, then 1,000 jobs of 10");

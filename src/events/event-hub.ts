@@ -12,8 +12,13 @@ export interface EventHubOptions {
   readonly createProjections: () => Projections;
   readonly snapshots?: SnapshotFile;
   readonly logger: Logger;
-  /** Recent frames kept in memory; older cursors are served by replaying the log. */
-  readonly bufferFrames?: number;
+  /**
+   * Recent events kept in memory (Nomad's event_buffer_size), counted by
+   * event, not frame: one record can carry thousands (a page of evaluation
+   * deletes, a window of client updates). The newest frame is always kept.
+   * Older cursors are served by replaying the log.
+   */
+  readonly bufferEvents?: number;
 }
 
 export class CursorError extends Error {
@@ -32,7 +37,9 @@ export class CursorError extends Error {
  */
 export class EventHub {
   private readonly live = new Subject<Frame>();
-  private readonly buffer: Frame[] = [];
+  private buffer: Frame[] = [];
+  /** Events in the buffer's frames. */
+  private buffered = 0;
   private readonly builder = new FrameBuilder((f) => this.publish(f));
   private readonly limit: number;
   /** Every frame with an index >= coveredFrom is in the buffer (or still to come). */
@@ -40,7 +47,7 @@ export class EventHub {
   private subscriptions: Subscription[] = [];
 
   constructor(private readonly options: EventHubOptions) {
-    this.limit = options.bufferFrames ?? 10_000;
+    this.limit = options.bufferEvents ?? 10_000;
     this.coveredFrom = options.store.appliedIndex + 1;
     this.subscriptions.push(
       options.store.change$.subscribe((c) => this.builder.add(c)),
@@ -88,9 +95,15 @@ export class EventHub {
 
   private publish(frame: Frame): void {
     this.buffer.push(frame);
-    if (this.buffer.length > this.limit) {
-      const evicted = this.buffer.shift()!;
-      this.coveredFrom = evicted.Index + 1;
+    this.buffered += frame.Events.length;
+    let evict = 0;
+    while (this.buffered > this.limit && evict < this.buffer.length - 1) {
+      this.buffered -= this.buffer[evict]!.Events.length;
+      evict++;
+    }
+    if (evict > 0) {
+      this.coveredFrom = this.buffer[evict - 1]!.Index + 1;
+      this.buffer = this.buffer.slice(evict);
     }
     this.live.next(frame);
   }

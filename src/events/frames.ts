@@ -68,3 +68,42 @@ export class FrameBuilder {
     this.events = [];
   }
 }
+
+/**
+ * The encodings of the frame being delivered. A live frame reaches every
+ * subscriber in one synchronous fan-out, so remembering only the latest
+ * frame is enough to encode it once for all of them (one JSON.stringify and
+ * one UTF-8 encoding, not one per subscriber; the same Buffer written to
+ * many sockets is not copied), while holding on to one frame's bytes only.
+ */
+const latest: { frame?: Frame; line?: Buffer; events?: Map<StreamEvent, string> } = {};
+
+/**
+ * The NDJSON line, newline included, of `frame` carrying only `events`: the
+ * subset of its events a subscriber's filter keeps.
+ */
+export function frameLine(frame: Frame, events: readonly StreamEvent[]): Buffer {
+  if (latest.frame !== frame) {
+    latest.frame = frame;
+    latest.line = undefined;
+    latest.events = undefined;
+  }
+  if (events.length === frame.Events.length) {
+    latest.line ??= Buffer.from(`${JSON.stringify(frame)}\n`);
+    return latest.line;
+  }
+  latest.events ??= new Map();
+  const encoded = latest.events;
+  const parts = events.map((e) => {
+    let json = encoded.get(e);
+    if (json === undefined) {
+      json = JSON.stringify(e);
+      encoded.set(e, json);
+    }
+    return json;
+  });
+  // The key order JSON.stringify({ ...frame, Events: events }) gives.
+  return Buffer.from(
+    `{"Index":${frame.Index},"Time":${JSON.stringify(frame.Time)},"Events":[${parts.join(",")}]}\n`,
+  );
+}

@@ -1,3 +1,4 @@
+import { KeySet, ShardedMap } from "./sharded.ts";
 import { type Compare, compareStrings, SortedList } from "./sorted-list.ts";
 
 /** Every stored row carries the log indexes that created and last changed it. */
@@ -45,12 +46,12 @@ export interface AnyTable {
  */
 export class Table<R extends IndexedRow> implements AnyTable {
   readonly name: string;
-  private readonly rows = new Map<string, R>();
+  private readonly rows = new ShardedMap<R>();
   private readonly keys: SortedList<string> | undefined;
-  private readonly secondary = new Map<string, Map<string, Set<string>>>();
+  private readonly secondary = new Map<string, ShardedMap<KeySet>>();
   private readonly ordered: SortedList<R> | undefined;
   private readonly indexers: readonly (readonly [
-    Map<string, Set<string>>,
+    ShardedMap<KeySet>,
     (row: R) => string | readonly string[] | undefined,
   ])[];
   /** The highest log index that changed this table: Nomad's per-table index. */
@@ -59,7 +60,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
   constructor(readonly spec: TableSpec<R>) {
     this.name = spec.name;
     this.indexers = Object.entries(spec.indexes ?? {}).map(([name, fn]) => {
-      const idx = new Map<string, Set<string>>();
+      const idx = new ShardedMap<KeySet>();
       this.secondary.set(name, idx);
       return [idx, fn] as const;
     });
@@ -178,9 +179,12 @@ export class Table<R extends IndexedRow> implements AnyTable {
   private file(key: string, row: R): void {
     for (const [idx, fn] of this.indexers) {
       for (const value of asList(fn(row))) {
-        const set = idx.get(value);
-        if (set) set.add(key);
-        else idx.set(value, new Set([key]));
+        let set = idx.get(value);
+        if (!set) {
+          set = new KeySet();
+          idx.set(value, set);
+        }
+        set.add(key);
       }
     }
   }

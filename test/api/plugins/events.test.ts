@@ -45,7 +45,7 @@ describe("GET /v1/event/stream", () => {
 
   it("delivers every later frame exactly once after a reconnect with index=N", async () => {
     for (const bufferSize of ["10000", "2"]) {
-      // With a buffer of 2 frames the older cursor is served by replaying the log.
+      // With a buffer of 2 events (2 frames here) the older cursor is served by replaying the log.
       const s = await start({ args: ["--event-buffer-size", bufferSize] });
       await putNamespaces(s, ["a", "b", "c"]);
       const first = await readStream(`${s.url}/v1/event/stream?index=0`, (f) => f.length >= 2);

@@ -1,0 +1,131 @@
+/**
+ * String-keyed maps and sets split into shards, for tables of a million rows.
+ *
+ * V8 keeps a Map or Set in one hash table and rehashes all of it when it
+ * grows past its capacity or shrinks below a quarter of it: at a million
+ * keys that is one stop of about 100 ms inside whichever apply crossed the
+ * threshold (a delete of every evaluation crosses one at 262,144 keys left,
+ * then at each halving). Split over 256 shards, each rehash moves a 256th of
+ * the keys, so no single insert or delete pays for the whole table.
+ *
+ * A shard is picked from the last characters of the key, where IDs differ
+ * (UUIDs, counters); a skew only costs balance, never correctness. Iteration
+ * goes shard by shard, in insertion order within each: the same keys stored
+ * in the same order always iterate alike, which is what snapshots and state
+ * hashes need.
+ */
+const SHARD_BITS = 8;
+const SHARDS = 1 << SHARD_BITS;
+
+function shardOf(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = Math.max(0, key.length - 4); i < key.length; i++)
+    h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return (h ^ (h >>> SHARD_BITS) ^ (h >>> 24)) & (SHARDS - 1);
+}
+
+export class ShardedMap<V> {
+  private shards: (Map<string, V> | undefined)[] = new Array(SHARDS);
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  get(key: string): V | undefined {
+    return this.shards[shardOf(key)]?.get(key);
+  }
+
+  has(key: string): boolean {
+    return this.shards[shardOf(key)]?.has(key) ?? false;
+  }
+
+  set(key: string, value: V): void {
+    const s = shardOf(key);
+    let shard = this.shards[s];
+    if (!shard) {
+      shard = new Map();
+      this.shards[s] = shard;
+    }
+    const before = shard.size;
+    shard.set(key, value);
+    this.count += shard.size - before;
+  }
+
+  delete(key: string): boolean {
+    const deleted = this.shards[shardOf(key)]?.delete(key) ?? false;
+    if (deleted) this.count--;
+    return deleted;
+  }
+
+  clear(): void {
+    this.shards = new Array(SHARDS);
+    this.count = 0;
+  }
+
+  *values(): Generator<V> {
+    for (const shard of this.shards) if (shard) yield* shard.values();
+  }
+}
+
+/** Sets stay plain and small until they hold this many keys (a secondary index value has a few, mostly). */
+const SPLIT_AT = 16_384;
+
+/**
+ * A set of row keys filed under one secondary-index value: a plain Set while
+ * small, split into shards (as ShardedMap) once it holds SPLIT_AT keys, so
+ * that an index value shared by a million rows (every evaluation's namespace)
+ * never rehashes all of them at once.
+ */
+export class KeySet {
+  private small: Set<string> | undefined = new Set();
+  private shards: (Set<string> | undefined)[] | undefined;
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  add(key: string): void {
+    if (this.small) {
+      this.small.add(key);
+      this.count = this.small.size;
+      if (this.count >= SPLIT_AT) this.split();
+      return;
+    }
+    const s = shardOf(key);
+    let shard = this.shards![s];
+    if (!shard) {
+      shard = new Set();
+      this.shards![s] = shard;
+    }
+    const before = shard.size;
+    shard.add(key);
+    this.count += shard.size - before;
+  }
+
+  delete(key: string): void {
+    if (this.small) {
+      this.small.delete(key);
+      this.count = this.small.size;
+      return;
+    }
+    if (this.shards![shardOf(key)]?.delete(key)) this.count--;
+  }
+
+  *[Symbol.iterator](): Generator<string> {
+    if (this.small) {
+      yield* this.small;
+      return;
+    }
+    for (const shard of this.shards!) if (shard) yield* shard;
+  }
+
+  private split(): void {
+    const keys = this.small!;
+    this.small = undefined;
+    this.shards = new Array(SHARDS);
+    this.count = 0;
+    for (const key of keys) this.add(key);
+  }
+}
