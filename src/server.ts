@@ -25,6 +25,7 @@ import { ServiceRunner } from "./services/service-runner.ts";
 import { SnapshotFile } from "./store/snapshot-file.ts";
 import { StateAt } from "./store/state-at.ts";
 import { Store } from "./store/store.ts";
+import { Watches } from "./store/watches.ts";
 import { writeEvents } from "./store/writer.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
 
@@ -104,6 +105,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     closing$: closing.asObservable(),
     clock,
     heartbeats,
+    watches: new Watches(store),
   };
   registerStoreMetrics(metrics, store);
   metrics.gauge("chronomad.leader", () => (leadership.isLeader() ? 1 : 0));
@@ -153,6 +155,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
       // After the services stop, so the next leader's never overlap them.
       await leadership.close();
       events.stop();
+      ctx.watches.stop();
       await store.caughtUp().catch(() => undefined);
       await store.snapshot().catch((err: Error) => logger.error({ err }, "snapshot at shutdown failed"));
       await store.stop();

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { filter, firstValueFrom, race, timer } from "rxjs";
+import type { Subscription } from "rxjs";
+import type { Watch } from "../store/watches.ts";
 import { parseDuration } from "../util/duration.ts";
 import { ApiError } from "./api-error.ts";
 import type { ApiContext } from "./context.ts";
@@ -40,18 +41,18 @@ export function parseBlockingParams(query: Record<string, unknown>): BlockingPar
 /**
  * Runs a read as a Nomad blocking query: with `?index=N`, the answer waits
  * until the read's index passes N (or `?wait` runs out) — woken by the
- * store's applied batches that touch `tables`, never by polling. Sets the
- * X-Nomad-* headers and returns the body.
+ * store's applied batches that change what it `watches` (tables, or finer),
+ * never by polling. Sets the X-Nomad-* headers and returns the body.
  */
 export async function blockingQuery<T>(
   ctx: ApiContext,
   request: FastifyRequest,
   reply: FastifyReply,
-  tables: readonly string[],
+  watches: readonly Watch[],
   run: () => ReadResult<T>,
 ): Promise<T> {
   const params = parseBlockingParams(request.query as Record<string, unknown>);
-  const result = await runBlocking(ctx, request, params, tables, run);
+  const result = await runBlocking(ctx, request, params, watches, run);
   setReadHeaders(ctx, reply, result.index);
   if (result.nextToken) reply.header("X-Nomad-NextToken", result.nextToken);
   return result.body;
@@ -60,14 +61,14 @@ export async function blockingQuery<T>(
 /**
  * The blocking loop itself, for reads whose parameters do not come from the
  * query string (client RPCs carry MinQueryIndex and MaxQueryTime in their
- * body): re-runs `run` whenever an applied batch touches `tables`, until its
- * index passes `minIndex` or the wait runs out.
+ * body): re-runs `run` whenever an applied batch changes what it `watches`,
+ * until its index passes `minIndex` or the wait runs out.
  */
 export async function runBlocking<T>(
   ctx: ApiContext,
   request: FastifyRequest,
   { minIndex, waitMs }: BlockingParams,
-  tables: readonly string[],
+  watches: readonly Watch[],
   run: () => ReadResult<T>,
 ): Promise<ReadResult<T>> {
   let result = run();
@@ -75,17 +76,39 @@ export async function runBlocking<T>(
   const past = request.view?.atIndex !== undefined;
   if (minIndex > 0 && result.index <= minIndex && !past) {
     const deadline = Date.now() + waitMs + Math.random() * (waitMs / JITTER_FRACTION);
-    const changed$ = ctx.store.applied$.pipe(filter((b) => tables.some((t) => b.tables.has(t))));
-    const gone$ = ctx.closing$;
     while (result.index <= minIndex && !request.raw.destroyed) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) break;
-      const woke = await firstValueFrom(race(changed$, timer(remaining), gone$), { defaultValue: undefined });
-      if (woke === "closing") break;
+      if ((await nextChange(ctx, watches, remaining)) !== "changed") break;
       result = run();
     }
   }
   return result;
+}
+
+/** Waits for an applied change to `watches`, the end of `ms`, or the server closing. */
+function nextChange(
+  ctx: ApiContext,
+  watches: readonly Watch[],
+  ms: number,
+): Promise<"changed" | "timeout" | "closing"> {
+  return new Promise((resolve) => {
+    let settled = false;
+    let closing: Subscription | undefined;
+    const settle = (why: "changed" | "timeout" | "closing") => {
+      if (settled) return;
+      settled = true;
+      cancel();
+      clearTimeout(timer);
+      closing?.unsubscribe();
+      resolve(why);
+    };
+    const cancel = ctx.watches.once(watches, () => settle("changed"));
+    const timer = setTimeout(() => settle("timeout"), ms);
+    // closing$ has completed already once the server is closing: settles at once.
+    closing = ctx.closing$.subscribe({ next: () => settle("closing"), complete: () => settle("closing") });
+    if (settled) closing.unsubscribe();
+  });
 }
 
 export function setReadHeaders(ctx: ApiContext, reply: FastifyReply, index: number): void {

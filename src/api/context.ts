@@ -9,6 +9,7 @@ import type { Metrics } from "../metrics/metrics.ts";
 import type { HeartbeatTimers } from "../nodes/heartbeat-timers.ts";
 import type { StateAt } from "../store/state-at.ts";
 import type { Store } from "../store/store.ts";
+import type { Watches } from "../store/watches.ts";
 import type { Clock } from "../util/clock.ts";
 
 /** What every API plugin is given: the server's parts, nothing global. */
@@ -30,4 +31,6 @@ export interface ApiContext {
   readonly clock: Clock;
   /** The leader's node heartbeat timers (client RPC resets them). */
   readonly heartbeats: HeartbeatTimers;
+  /** Wakes blocking reads when what they watch changes. */
+  readonly watches: Watches;
 }

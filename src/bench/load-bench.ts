@@ -29,6 +29,10 @@ bench-results/ and prints the markdown.
                      a 10-20 s TTL at 5,000 nodes)
   --heartbeat-grace D  the server's heartbeat_grace (default 30s)
   --out DIR          where the report goes (default bench-results)
+  --keep-data        leave each run's server data directory (log, snapshots) in place
+
+The server process gets extra node flags from CHRONOMAD_BENCH_SERVER_NODE_FLAGS
+(for example "--cpu-prof --cpu-prof-dir=/tmp/prof").
 `;
 
 /** `npm run bench:load`: resolves with the exit code. */
@@ -84,6 +88,7 @@ export async function runLoadBench(args: readonly string[]): Promise<number> {
       driver: settings.driver,
       placeTimeoutMs: v.placeTimeoutMs,
       convergeTimeoutMs: v.convergeTimeoutMs,
+      keepData: v.keepData,
       progress: (m) =>
         process.stderr.write(
           `bench:load [${label}] ${m} (${Math.round((performance.now() - started) / 1000)}s)\n`,
@@ -131,6 +136,7 @@ function parse(args: readonly string[]) {
       "heartbeats-per-second": { type: "string" },
       "heartbeat-grace": { type: "string" },
       out: { type: "string" },
+      "keep-data": { type: "boolean" },
       "place-timeout": { type: "string" },
       "converge-timeout": { type: "string" },
     },
@@ -164,6 +170,7 @@ function parse(args: readonly string[]) {
     heartbeatsPerSecond: positive("--heartbeats-per-second", values["heartbeats-per-second"] ?? "500"),
     heartbeatGraceMs: ms("--heartbeat-grace", values["heartbeat-grace"] ?? "30s"),
     out: resolve(values.out ?? "bench-results"),
+    keepData: values["keep-data"] === true,
   };
 }
 

@@ -37,6 +37,8 @@ export interface LoadRunOptions {
   readonly placeTimeoutMs: number;
   readonly convergeTimeoutMs: number;
   readonly progress: (message: string) => void;
+  /** Leave the server's data directory (log, snapshots) in place for inspection. */
+  readonly keepData?: boolean;
 }
 
 export interface LoadRunFigures {
@@ -100,7 +102,8 @@ export async function loadRun(o: LoadRunOptions): Promise<LoadRunFigures> {
   try {
     return await measure(o, dataDir);
   } finally {
-    await rm(dataDir, { recursive: true, force: true });
+    if (o.keepData) o.progress(`kept the server's data directory: ${dataDir}`);
+    else await rm(dataDir, { recursive: true, force: true });
   }
 }
 

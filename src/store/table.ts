@@ -131,10 +131,12 @@ export class Table<R extends IndexedRow> implements AnyTable {
   put(row: R, index: number): R | undefined {
     const key = this.spec.key(row);
     const before = this.rows.get(key);
-    if (before) this.unfile(key, before);
-    else this.keys?.upsert(key);
+    if (before) this.refile(key, before, row);
+    else {
+      this.keys?.upsert(key);
+      this.file(key, row);
+    }
     this.rows.set(key, row);
-    this.file(key, row);
     if (this.ordered) {
       if (before && this.spec.order!(before, row) !== 0) this.ordered.remove(before);
       this.ordered.upsert(row);
@@ -178,32 +180,60 @@ export class Table<R extends IndexedRow> implements AnyTable {
 
   private file(key: string, row: R): void {
     for (const [idx, fn] of this.indexers) {
-      for (const value of asList(fn(row))) {
-        let set = idx.get(value);
-        if (!set) {
-          set = new KeySet();
-          idx.set(value, set);
-        }
-        set.add(key);
-      }
+      const values = fn(row);
+      if (typeof values === "string") fileUnder(idx, values, key);
+      else if (values) for (const value of values) fileUnder(idx, value, key);
+    }
+  }
+
+  /**
+   * Moves a changed row between index values. Most updates leave them alone
+   * (an allocation's node, job and namespace never change): those cost
+   * nothing, where unfiling and filing again would touch every set.
+   */
+  private refile(key: string, before: R, after: R): void {
+    for (const [idx, fn] of this.indexers) {
+      const was = fn(before);
+      const now = fn(after);
+      if (was === now || (typeof was !== "string" && typeof now !== "string" && sameValues(was, now)))
+        continue;
+      if (typeof was === "string") unfileFrom(idx, was, key);
+      else if (was) for (const value of was) unfileFrom(idx, value, key);
+      if (typeof now === "string") fileUnder(idx, now, key);
+      else if (now) for (const value of now) fileUnder(idx, value, key);
     }
   }
 
   private unfile(key: string, row: R): void {
     for (const [idx, fn] of this.indexers) {
-      for (const value of asList(fn(row))) {
-        const set = idx.get(value);
-        if (!set) continue;
-        set.delete(key);
-        if (set.size === 0) idx.delete(value);
-      }
+      const values = fn(row);
+      if (typeof values === "string") unfileFrom(idx, values, key);
+      else if (values) for (const value of values) unfileFrom(idx, value, key);
     }
   }
 }
 
-function asList(v: string | readonly string[] | undefined): readonly string[] {
-  if (v === undefined) return [];
-  return typeof v === "string" ? [v] : v;
+function sameValues(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  if (!a || !b || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+// Most indexes file a row under one string: handled without wrapping it in an array.
+function fileUnder(idx: ShardedMap<KeySet>, value: string, key: string): void {
+  let set = idx.get(value);
+  if (!set) {
+    set = new KeySet();
+    idx.set(value, set);
+  }
+  set.add(key);
+}
+
+function unfileFrom(idx: ShardedMap<KeySet>, value: string, key: string): void {
+  const set = idx.get(value);
+  if (!set) return;
+  set.delete(key);
+  if (set.size === 0) idx.delete(value);
 }
 
 /**

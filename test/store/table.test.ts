@@ -44,6 +44,20 @@ describe("Table", () => {
     expect(() => t.by("nope", "x")).toThrow(/no index nope/);
   });
 
+  it("refiles an updated row only under the index values that changed", () => {
+    const t = table();
+    t.put(row("a1", "n1", 1, ["x", "y"]), 1);
+    // Equal values in a new array: still filed, once.
+    t.put({ ...row("a1", "n1", 1, ["x", "y"]), ModifyIndex: 2 }, 2);
+    expect(t.by("tag", "x").map((r) => r.ModifyIndex)).toEqual([2]);
+    expect(t.countBy("node", "n1")).toBe(1);
+    t.put({ ...row("a1", "n1", 1, ["y", "z"]), ModifyIndex: 3 }, 3);
+    expect(t.by("tag", "x")).toEqual([]);
+    expect(t.by("tag", "y").map((r) => r.ModifyIndex)).toEqual([3]);
+    expect(t.by("tag", "z").map((r) => r.ID)).toEqual(["a1"]);
+    expect(t.by("node", "n1").map((r) => r.ModifyIndex)).toEqual([3]);
+  });
+
   it("finds rows by ID prefix in key order", () => {
     const t = table();
     for (const id of ["abc", "abd", "ab", "b", "aa", "abz"]) t.put(row(id, "n", 1), 1);

@@ -18,7 +18,9 @@ export const getClientAllocs: RpcHandler = async ({ api }, request) => {
   }
   const { allocs } = api.tables;
   let firstCount: number | undefined;
-  const result = await runBlocking(api, request, blockingParams(body, MAX_WAIT_MS), ["allocs"], () => {
+  // Woken by changes to this node's allocations only, as Nomad's watch set on AllocsByNode.
+  const watch = [{ table: "allocs", index: "node", value: body.NodeID }];
+  const result = await runBlocking(api, request, blockingParams(body, MAX_WAIT_MS), watch, () => {
     const rows = allocs.by("node", body.NodeID!);
     firstCount ??= rows.length;
     const out: Record<string, number> = {};
@@ -46,7 +48,8 @@ export const getAllocs: RpcHandler = async ({ api }, request) => {
   authenticateNodeBySecret(api, presentedNodeSecret(request, body.AuthToken));
   const ids = body.AllocIDs ?? [];
   const { allocs } = api.tables;
-  const result = await runBlocking(api, request, blockingParams(body, MAX_WAIT_MS), ["allocs"], () => {
+  const watch = ids.length > 0 ? ids.map((key) => ({ table: "allocs", key })) : ["allocs"];
+  const result = await runBlocking(api, request, blockingParams(body, MAX_WAIT_MS), watch, () => {
     const found: AllocRow[] = [];
     let max = 0;
     for (const id of ids) {

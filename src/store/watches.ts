@@ -1,0 +1,126 @@
+import type { Subscription } from "rxjs";
+import type { Change } from "./projection.ts";
+import type { Store } from "./store.ts";
+import type { IndexedRow } from "./table.ts";
+
+/**
+ * What a blocking read depends on: a whole table (by name), the rows filed
+ * under one value of a table's secondary index, or one row by primary key.
+ * Nomad's memdb watch sets are as fine: a client's Node.GetClientAllocs
+ * wakes when its own allocations change, not when any allocation does.
+ */
+export type Watch =
+  | string
+  | { readonly table: string; readonly index: string; readonly value: string }
+  | { readonly table: string; readonly key: string };
+
+type Wake = () => void;
+
+/**
+ * Wakes blocking reads once an applied batch changed what they watch. Row
+ * and index-value watches are matched against each change (both the row
+ * before and after, so a row moving away from a value wakes its old
+ * watchers too); every wake waits for the end of the batch, so a woken read
+ * sees the batch whole. Thousands of clients each watching their own rows
+ * then cost nothing when other rows change.
+ */
+export class Watches {
+  private readonly byTable = new Map<string, Set<Wake>>();
+  /** table -> index name -> value -> wakes */
+  private readonly byValue = new Map<string, Map<string, Map<string, Set<Wake>>>>();
+  /** table -> key -> wakes */
+  private readonly byKey = new Map<string, Map<string, Set<Wake>>>();
+  private readonly due = new Set<Wake>();
+  private readonly subscriptions: Subscription[];
+
+  constructor(private readonly store: Store) {
+    this.subscriptions = [
+      store.change$.subscribe((c) => this.changed(c)),
+      store.applied$.subscribe((b) => this.applied(b.tables)),
+    ];
+  }
+
+  /**
+   * Calls `wake` once, after the first applied batch that changes anything
+   * in `watches`. Returns the function that cancels it.
+   */
+  once(watches: readonly Watch[], wake: Wake): () => void {
+    // Where each registration sits, so that cancelling also drops emptied
+    // sets: watched row keys come and go with the rows.
+    const registered: [Map<string, Set<Wake>>, string][] = [];
+    let done = false;
+    const fire = () => {
+      if (done) return;
+      cancel();
+      wake();
+    };
+    const cancel = () => {
+      done = true;
+      for (const [map, key] of registered) {
+        const set = map.get(key);
+        if (set?.delete(fire) && set.size === 0) map.delete(key);
+      }
+      this.due.delete(fire);
+    };
+    for (const w of watches) {
+      const [map, key] =
+        typeof w === "string"
+          ? [this.byTable, w]
+          : "key" in w
+            ? [mapIn(this.byKey, w.table), w.key]
+            : [mapIn(mapIn(this.byValue, w.table), w.index), w.value];
+      let set = map.get(key);
+      if (!set) {
+        set = new Set();
+        map.set(key, set);
+      }
+      set.add(fire);
+      registered.push([map, key]);
+    }
+    return cancel;
+  }
+
+  stop(): void {
+    for (const s of this.subscriptions) s.unsubscribe();
+  }
+
+  private changed(c: Change): void {
+    const keys = this.byKey.get(c.table);
+    if (keys) this.mark(keys.get(c.key));
+    const indexes = this.byValue.get(c.table);
+    if (!indexes) return;
+    const table = this.store.table<IndexedRow>(c.table);
+    for (const [index, values] of indexes) {
+      if (values.size === 0) continue;
+      const valuesOf = table.spec.indexes?.[index];
+      if (!valuesOf) continue;
+      for (const row of [c.before, c.after]) {
+        if (row === undefined) continue;
+        const v = valuesOf(row as IndexedRow);
+        if (typeof v === "string") this.mark(values.get(v));
+        else if (v) for (const one of v) this.mark(values.get(one));
+      }
+    }
+  }
+
+  private applied(tables: ReadonlySet<string>): void {
+    for (const t of tables) this.mark(this.byTable.get(t));
+    if (this.due.size === 0) return;
+    const wakes = [...this.due];
+    this.due.clear();
+    for (const wake of wakes) wake();
+  }
+
+  private mark(wakes: Set<Wake> | undefined): void {
+    if (wakes) for (const w of wakes) this.due.add(w);
+  }
+}
+
+function mapIn<V>(outer: Map<string, Map<string, V>>, key: string): Map<string, V> {
+  let inner = outer.get(key);
+  if (!inner) {
+    inner = new Map();
+    outer.set(key, inner);
+  }
+  return inner;
+}

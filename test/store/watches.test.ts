@@ -1,0 +1,116 @@
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { EnvelopeCodec } from "../../src/codec/envelope-codec.ts";
+import { MemoryLog } from "../../src/log/memory-log.ts";
+import type { Projection } from "../../src/store/projection.ts";
+import { Store } from "../../src/store/store.ts";
+import { stamped, Table } from "../../src/store/table.ts";
+import { type Watch, Watches } from "../../src/store/watches.ts";
+import { allSchemas } from "../../streams/index.ts";
+import type { NamespaceEvent, NamespaceSpec } from "../../streams/namespaces.ts";
+
+type Row = NamespaceSpec & { CreateIndex: number; ModifyIndex: number };
+
+/** Namespaces filed by their Meta.team: enough to watch rows, index values and a table. */
+async function setUp() {
+  const table = new Table<Row>({
+    name: "teams",
+    key: (r) => r.Name,
+    indexes: { team: (r) => r.Meta?.team },
+  });
+  const projection: Projection = {
+    name: "teams",
+    version: 1,
+    tables: [table],
+    handles: new Set(["NamespaceUpserted", "NamespaceDeleted"]),
+    evolve(ctx, event) {
+      const e = event as NamespaceEvent;
+      if (e.type === "NamespaceUpserted") ctx.put(table, stamped(e.data.Namespace, ctx.index, ctx.index));
+      else ctx.delete(table, e.data.Name);
+    },
+  };
+  const store = new Store({
+    log: new MemoryLog(),
+    codec: new EnvelopeCodec(allSchemas),
+    projections: [projection],
+    logger: pino({ level: "silent" }),
+  });
+  await store.start();
+  const watches = new Watches(store);
+  const by = { kind: "server", id: "test" } as const;
+  const put = async (Name: string, team: string) => {
+    const Namespace = { Name, Description: "", Quota: "", Meta: { team }, Capabilities: null };
+    await store.write({ type: "NamespaceUpserted", v: 1, at: 1, by, data: { Namespace } });
+  };
+  const remove = async (Name: string) => {
+    await store.write({ type: "NamespaceDeleted", v: 1, at: 1, by, data: { Name } });
+  };
+  const woken = (watch: readonly Watch[]) => {
+    const seen = { count: 0 };
+    const cancel = watches.once(watch, () => seen.count++);
+    return Object.assign(seen, { cancel });
+  };
+  return { store, watches, put, remove, woken };
+}
+
+describe("Watches", () => {
+  it("wakes an index-value watch only for rows filed under that value, before or after", async () => {
+    const { put, woken } = await setUp();
+    await put("a", "red");
+    const red = woken([{ table: "teams", index: "team", value: "red" }]);
+    const blue = woken([{ table: "teams", index: "team", value: "blue" }]);
+    await put("b", "green");
+    expect(red.count).toBe(0);
+    expect(blue.count).toBe(0);
+    // "a" moves from red to blue: both the value it left and the one it joined.
+    await put("a", "blue");
+    expect(red.count).toBe(1);
+    expect(blue.count).toBe(1);
+    // Once: a later change does not call it again.
+    await put("a", "red");
+    expect(red.count).toBe(1);
+  });
+
+  it("wakes a key watch for its row, including its creation and deletion", async () => {
+    const { put, remove, woken } = await setUp();
+    const created = woken([{ table: "teams", key: "x" }]);
+    await put("y", "red");
+    expect(created.count).toBe(0);
+    await put("x", "red");
+    expect(created.count).toBe(1);
+    const deleted = woken([{ table: "teams", key: "x" }]);
+    await remove("x");
+    expect(deleted.count).toBe(1);
+  });
+
+  it("wakes a table watch on any change, and never after it is cancelled", async () => {
+    const { put, woken, watches } = await setUp();
+    const any = woken(["teams"]);
+    const cancelled = woken(["teams", { table: "teams", key: "a" }]);
+    cancelled.cancel();
+    await put("a", "red");
+    expect(any.count).toBe(1);
+    expect(cancelled.count).toBe(0);
+    // Cancelled and fired registrations leave nothing behind.
+    const internals = watches as unknown as {
+      byTable: Map<string, unknown>;
+      byKey: Map<string, Map<string, unknown>>;
+    };
+    expect(internals.byTable.size).toBe(0);
+    expect(internals.byKey.get("teams")?.size ?? 0).toBe(0);
+  });
+
+  it("wakes after the whole batch is applied, so the woken read sees all of it", async () => {
+    const { store, watches } = await setUp();
+    const by = { kind: "server", id: "test" } as const;
+    const seen: number[] = [];
+    watches.once([{ table: "teams", key: "first" }], () => seen.push(store.table("teams").size));
+    const ns = (Name: string) => ({ Name, Description: "", Quota: "", Meta: null, Capabilities: null });
+    const { last } = await store.append([
+      { type: "NamespaceUpserted", v: 1, at: 1, by, data: { Namespace: ns("first") } },
+      { type: "NamespaceUpserted", v: 1, at: 1, by, data: { Namespace: ns("second") } },
+    ]);
+    await store.waitFor(last);
+    expect(seen).toEqual([2]);
+  });
+});
