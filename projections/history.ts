@@ -109,24 +109,16 @@ export function historyProjection(observedTables: readonly string[]) {
       const row = (after ?? before)!;
       const { time, cause } = describe(event);
       const actor = actorOf(event, row);
-      const entry = (Field: string, From: unknown, To: unknown): HistoryEntry => ({
-        Index: ctx.index,
-        Time: time,
-        Field,
-        From,
-        To,
-        Cause: cause,
-        Actor: actor,
-      });
+      const at = { Index: ctx.index, Time: time, Cause: cause, Actor: actor };
       let entries: HistoryEntry[];
-      if (!after) entries = [entry("(deleted)", null, null)];
-      else if (!before) entries = [entry("(created)", null, firstValues(tracked, after))];
+      if (!after) entries = [historyEntry(at, "(deleted)", null, null)];
+      else if (!before) entries = [historyEntry(at, "(created)", null, firstValues(tracked, after))];
       else {
         entries = [];
         for (const field of tracked.fields) {
           const from = before[field] ?? null;
           const to = after[field] ?? null;
-          if (!sameValue(from, to)) entries.push(entry(field, from, to));
+          if (!sameValue(from, to)) entries.push(historyEntry(at, field, from, to));
         }
         for (const field in tracked.lists) {
           const describeEntry = tracked.lists[field]!;
@@ -134,15 +126,15 @@ export function historyProjection(observedTables: readonly string[]) {
           const now = (after[field] as readonly Row[] | null | undefined) ?? [];
           // Lists only grow at their end (Nomad may trim old node events from the front).
           for (let i = Math.min(was.length, now.length); i < now.length; i++)
-            entries.push(entry(field, null, describeEntry(now[i]!)));
+            entries.push(historyEntry(at, field, null, describeEntry(now[i]!)));
         }
         if (entries.length === 0) return;
       }
       const id = String(row.ID ?? change.key);
-      const key = historyKey(tracked.object, id);
-      const existing = history.get(key);
+      const existing = history.get(historyKey(tracked.object, id));
       ctx.put(history, {
-        Key: key,
+        // The stored key string again, rather than the one just built to look it up.
+        Key: existing?.Key ?? historyKey(tracked.object, id),
         Object: tracked.object,
         ObjectID: id,
         Namespace: typeof row.Namespace === "string" ? row.Namespace : "",
@@ -153,6 +145,19 @@ export function historyProjection(observedTables: readonly string[]) {
     },
   };
   return { projection, history };
+}
+
+/**
+ * A module function, not a closure made per change: tsx names every closure
+ * it compiles, a property write per creation on the hottest path.
+ */
+function historyEntry(
+  at: Pick<HistoryEntry, "Index" | "Time" | "Cause" | "Actor">,
+  Field: string,
+  From: unknown,
+  To: unknown,
+): HistoryEntry {
+  return { Index: at.Index, Time: at.Time, Field, From, To, Cause: at.Cause, Actor: at.Actor };
 }
 
 /** The tracked fields of a new object that hold something, and its list entries. */

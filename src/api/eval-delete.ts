@@ -16,12 +16,15 @@ import type { ApiContext } from "./context.ts";
 export const MAX_IDS_PER_DELETE = 7281;
 
 /**
- * Rows per delete-by-filter record (Nomad: 728). An apply costs about 15-40 µs
- * per deleted evaluation at a million of them, most of it in the table's
- * indexes and the history observer, so 250 keeps a typical page near 15 ms
- * while the per-record overhead stays small (`chronomad bench --eval-delete`).
+ * Rows per delete-by-filter record (Nomad: 728, a tenth of MaxUUIDsPerWriteRequest,
+ * "a balance between throughput and time we block the FSM apply"). An apply
+ * costs about 20 µs per deleted evaluation at a million of them, most of it in
+ * the table's indexes and the history observer: 100 keeps a page near 2 ms,
+ * so that with a collection or a busy core on top (seen to stretch a page
+ * fourfold on two cores) the longest stays under 10 ms, while a million
+ * still go in well under a minute (`chronomad bench --eval-delete`).
  */
-export const DELETE_PAGE_SIZE = 250;
+export const DELETE_PAGE_SIZE = 100;
 
 export interface DeleteResult {
   /** How many the applies deleted (Nomad reports what its handler matched). */

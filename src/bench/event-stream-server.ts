@@ -6,14 +6,12 @@ import { pino } from "pino";
 import type { AllocationSpec, ClientAllocUpdate } from "../../streams/allocs.ts";
 import { newAllocation } from "../../streams/allocs.ts";
 import type { Envelope } from "../../streams/event-schema.ts";
-import type { NodeRegistered, NodeStatusUpdated } from "../../streams/nodes.ts";
 import { loadConfig } from "../config.ts";
 import { FrameBuilder } from "../events/frames.ts";
-import { computeNodeClass } from "../nodes/computed-class.ts";
-import { hashNodeSecret } from "../nodes/node-secret.ts";
 import { startServer } from "../server.ts";
 import type { Draft } from "../store/writer.ts";
 import { writeEvents } from "../store/writer.ts";
+import { readyNodeDrafts } from "./bench-nodes.ts";
 import { epochMs, type FrameCounts } from "./event-stream-subscriber.ts";
 
 /**
@@ -134,47 +132,8 @@ async function setup(store: Parameters<typeof writeEvents>[0], count: number): P
     const drafts: Draft[] = [];
     const placed: AllocationSpec[] = [];
     for (let i = start; i < Math.min(count, start + 500); i++) {
-      const id = randomUUID();
-      const spec = {
-        ID: id,
-        Datacenter: "dc1",
-        Name: `bench-${i}`,
-        HTTPAddr: "10.0.0.1:4646",
-        TLSEnabled: false,
-        Attributes: { "kernel.name": "linux", "os.name": "ubuntu", "nomad.version": "1.5.6" },
-        NodeResources: { Cpu: { CpuShares: 8000 }, Memory: { MemoryMB: 16_384 }, Disk: { DiskMB: 200_000 } },
-        ReservedResources: null,
-        Resources: null,
-        Reserved: null,
-        Links: null,
-        Meta: null,
-        NodeClass: "",
-        CgroupParent: "",
-        ComputedClass: "",
-        Drivers: { docker: { Detected: true, Healthy: true } },
-        CSIControllerPlugins: null,
-        CSINodePlugins: null,
-        HostVolumes: null,
-        HostNetworks: null,
-        Status: "initializing",
-        StatusDescription: "",
-        SchedulingEligibility: "eligible",
-      } as const;
-      const registered: NodeRegistered = {
-        Node: { ...spec, ComputedClass: computeNodeClass(spec) },
-        SecretIDHash: hashNodeSecret(randomUUID()),
-      };
-      const ready: NodeStatusUpdated = {
-        NodeID: id,
-        Status: "ready",
-        PreviousStatus: "initializing",
-        Cause: "heartbeat",
-        NodeEvent: null,
-      };
-      drafts.push(
-        { type: "NodeRegistered", v: 1, data: registered },
-        { type: "NodeStatusUpdated", v: 1, data: ready },
-      );
+      const { id, drafts: node } = readyNodeDrafts(i);
+      drafts.push(...node);
       placed.push(allocation(id, i));
     }
     drafts.push({

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,15 +6,13 @@ import { filter, firstValueFrom } from "rxjs";
 import type { AllocRow } from "../../projections/allocs.ts";
 import { createProjections } from "../../projections/index.ts";
 import { allSchemas } from "../../streams/index.ts";
-import type { NodeRegistered, NodeSpec, NodeStatusUpdated } from "../../streams/nodes.ts";
 import { EnvelopeCodec } from "../codec/envelope-codec.ts";
 import { loadConfig } from "../config.ts";
-import { computeNodeClass } from "../nodes/computed-class.ts";
-import { hashNodeSecret } from "../nodes/node-secret.ts";
 import { type RunningServer, startServer } from "../server.ts";
 import { SchedulerService } from "../services/scheduler/scheduler-service.ts";
 import { Store } from "../store/store.ts";
 import { type Draft, writeEvents } from "../store/writer.ts";
+import { readyNodeDrafts } from "./bench-nodes.ts";
 
 export interface SchedulerFigures {
   readonly nodes: number;
@@ -124,46 +121,7 @@ async function readyNodes(server: RunningServer, count: number): Promise<void> {
   const actor = { kind: "server", id: "bench" } as const;
   for (let start = 0; start < count; start += 500) {
     const drafts: Draft[] = [];
-    for (let i = start; i < Math.min(count, start + 500); i++) {
-      const spec: NodeSpec = {
-        ID: randomUUID(),
-        Datacenter: "dc1",
-        Name: `bench-${i}`,
-        HTTPAddr: "10.0.0.1:4646",
-        TLSEnabled: false,
-        Attributes: { "kernel.name": "linux", "os.name": "ubuntu", "nomad.version": "1.5.6" },
-        NodeResources: { Cpu: { CpuShares: 8000 }, Memory: { MemoryMB: 16_384 }, Disk: { DiskMB: 200_000 } },
-        ReservedResources: null,
-        Resources: null,
-        Reserved: null,
-        Links: null,
-        Meta: null,
-        NodeClass: "",
-        CgroupParent: "",
-        ComputedClass: "",
-        Drivers: { docker: { Detected: true, Healthy: true } },
-        CSIControllerPlugins: null,
-        CSINodePlugins: null,
-        HostVolumes: null,
-        HostNetworks: null,
-        Status: "initializing",
-        StatusDescription: "",
-        SchedulingEligibility: "eligible",
-      };
-      const node = { ...spec, ComputedClass: computeNodeClass(spec) };
-      const registered: NodeRegistered = { Node: node, SecretIDHash: hashNodeSecret(randomUUID()) };
-      const ready: NodeStatusUpdated = {
-        NodeID: node.ID,
-        Status: "ready",
-        PreviousStatus: "initializing",
-        Cause: "heartbeat",
-        NodeEvent: null,
-      };
-      drafts.push(
-        { type: "NodeRegistered", v: 1, data: registered },
-        { type: "NodeStatusUpdated", v: 1, data: ready },
-      );
-    }
+    for (let i = start; i < Math.min(count, start + 500); i++) drafts.push(...readyNodeDrafts(i).drafts);
     await writeEvents(server.store, Date.now(), actor, drafts);
   }
 }

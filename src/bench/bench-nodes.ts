@@ -1,0 +1,56 @@
+import { randomUUID } from "node:crypto";
+import type { NodeRegistered, NodeSpec, NodeStatusUpdated } from "../../streams/nodes.ts";
+import { computeNodeClass } from "../nodes/computed-class.ts";
+import { hashNodeSecret } from "../nodes/node-secret.ts";
+import type { Draft } from "../store/writer.ts";
+
+/**
+ * A registered, ready client node with room for plenty (8 GHz, 16 GiB,
+ * docker), as two log drafts: benchmarks write nodes straight to the log
+ * when no client process is needed to run them.
+ */
+export function readyNodeDrafts(i: number): { readonly id: string; readonly drafts: Draft[] } {
+  const spec: NodeSpec = {
+    ID: randomUUID(),
+    Datacenter: "dc1",
+    Name: `bench-${i}`,
+    HTTPAddr: "10.0.0.1:4646",
+    TLSEnabled: false,
+    Attributes: { "kernel.name": "linux", "os.name": "ubuntu", "nomad.version": "1.5.6" },
+    NodeResources: { Cpu: { CpuShares: 8000 }, Memory: { MemoryMB: 16_384 }, Disk: { DiskMB: 200_000 } },
+    ReservedResources: null,
+    Resources: null,
+    Reserved: null,
+    Links: null,
+    Meta: null,
+    NodeClass: "",
+    CgroupParent: "",
+    ComputedClass: "",
+    Drivers: { docker: { Detected: true, Healthy: true } },
+    CSIControllerPlugins: null,
+    CSINodePlugins: null,
+    HostVolumes: null,
+    HostNetworks: null,
+    Status: "initializing",
+    StatusDescription: "",
+    SchedulingEligibility: "eligible",
+  };
+  const registered: NodeRegistered = {
+    Node: { ...spec, ComputedClass: computeNodeClass(spec) },
+    SecretIDHash: hashNodeSecret(randomUUID()),
+  };
+  const ready: NodeStatusUpdated = {
+    NodeID: spec.ID,
+    Status: "ready",
+    PreviousStatus: "initializing",
+    Cause: "heartbeat",
+    NodeEvent: null,
+  };
+  return {
+    id: spec.ID,
+    drafts: [
+      { type: "NodeRegistered", v: 1, data: registered },
+      { type: "NodeStatusUpdated", v: 1, data: ready },
+    ],
+  };
+}
