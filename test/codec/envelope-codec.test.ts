@@ -74,6 +74,20 @@ describe("envelope codec: versions", () => {
     expect(() => codec.decode(new Uint8Array([0xc1]))).toThrow(CodecError);
   });
 
+  it("decodes a record that is a view into a larger buffer, and only its own bytes", () => {
+    const a = codec.encode({ type: "NamespaceDeleted", v: 1, at: 1, data: { Name: "a" } });
+    const b = codec.encode({ type: "NamespaceDeleted", v: 1, at: 2, data: { Name: "b" } });
+    const chunk = Buffer.concat([Buffer.from([0xff, 0xff]), a, b]);
+    const first = chunk.subarray(2, 2 + a.length);
+    const second = chunk.subarray(2 + a.length);
+    expect(codec.decode(second).data).toEqual({ Name: "b" });
+    expect(codec.decode(first).data).toEqual({ Name: "a" });
+    // Cut short inside a buffer whose next bytes are another record: still refused.
+    expect(() => codec.decode(chunk.subarray(2, 2 + a.length - 1))).toThrow(CodecError);
+    expect(() => codec.decode(chunk.subarray(2, 2))).toThrow(CodecError);
+    expect(() => codec.decode(chunk.subarray(0, 0))).toThrow(CodecError);
+  });
+
   it("refuses a schema with a missing upcaster", () => {
     expect(() => new EnvelopeCodec([{ type: "Gap", version: 2 }])).toThrow(/no upcaster from v1 to v2/);
   });
