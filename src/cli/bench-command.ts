@@ -2,13 +2,14 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { benchCluster } from "../bench/cluster-bench.ts";
-import { benchEvalDelete } from "../bench/eval-delete-bench.ts";
+import type { EvalDeleteFigures } from "../bench/eval-delete-bench.ts";
 import { benchEventStream } from "../bench/event-stream-bench.ts";
 import { benchFileLog } from "../bench/file-log-bench.ts";
+import { inFreshProcess } from "../bench/fresh-process.ts";
 import { benchHeartbeats } from "../bench/heartbeat-bench.ts";
 import { benchKafkaLog } from "../bench/kafka-log-bench.ts";
 import { benchScheduler } from "../bench/scheduler-bench.ts";
-import { benchReplay, benchVisible } from "../bench/store-bench.ts";
+import { benchVisible } from "../bench/store-bench.ts";
 
 type Figures = Record<string, object | number>;
 
@@ -37,8 +38,13 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-  progress("replay of 1,000,000 records");
-  figures.replay = await benchReplay();
+  progress("replay of 1,000,000 records (median of three, in a fresh process)");
+  figures.replay = await inFreshProcess<Figures>({
+    module: "./store-bench.ts",
+    exported: "benchReplay",
+    args: [],
+    label: "replay",
+  });
   progress("append -> visible");
   const visible = await benchVisible();
   figures.visible_p50_ms = visible.visible_p50_ms;
@@ -59,8 +65,14 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
     progress("kafka log skipped: KAFKA_BROKERS is not set");
   }
   if (evalDelete) {
-    progress("eval delete: 1,000,000 evaluations (several minutes)");
-    figures.eval_delete = await benchEvalDelete(1_000_000, (what) => progress(`eval delete: ${what}`));
+    progress("eval delete: 1,000,000 evaluations, in a fresh process (several minutes)");
+    figures.eval_delete = await inFreshProcess<EvalDeleteFigures>({
+      module: "./eval-delete-bench.ts",
+      exported: "benchEvalDelete",
+      args: [1_000_000, null],
+      progressAt: 1,
+      label: "eval delete",
+    });
   } else {
     progress("eval delete skipped: pass --eval-delete or --all");
   }
