@@ -19,12 +19,15 @@ export const MAX_IDS_PER_DELETE = 7281;
  * Rows per delete-by-filter record (Nomad: 728, a tenth of MaxUUIDsPerWriteRequest,
  * "a balance between throughput and time we block the FSM apply"). An apply
  * costs about 20 µs per deleted evaluation at a million of them, most of it in
- * the table's indexes and the history observer: 100 keeps a page near 2 ms,
- * so that with a collection or a busy core on top (seen to stretch a page
- * fourfold on two cores) the longest stays under 10 ms, while a million
- * still go in well under a minute (`chronomad bench --eval-delete`).
+ * the table's indexes and the history observer, so 50 keeps a page near 1 ms.
+ * The rest of the 10 ms budget is for what the apply does not control: on a
+ * two-core VM, pages were seen to stall 5 to 9 ms with their CPU work
+ * unchanged (the profiler's samples stop too, and the thread is not switched
+ * out: the virtual CPU is not running). Pages of 100 (2 ms) went over the
+ * budget once or twice per million; a million still go in well under a
+ * minute (`chronomad bench --eval-delete`).
  */
-export const DELETE_PAGE_SIZE = 100;
+export const DELETE_PAGE_SIZE = 50;
 
 export interface DeleteResult {
   /** How many the applies deleted (Nomad reports what its handler matched). */
