@@ -1,5 +1,7 @@
+import { randomUUID } from "node:crypto";
 import type { AllocRow } from "../../projections/allocs.ts";
 import type { JobRow } from "../../projections/jobs.ts";
+import type { NodeRow } from "../../projections/nodes.ts";
 import { type EvaluationSpec, newEvaluation } from "../../streams/evals.ts";
 import type { NodeStatus } from "../../streams/nodes.ts";
 import { inAnyDatacenter } from "../services/scheduler/ready-nodes.ts";
@@ -64,6 +66,32 @@ export function nodeUpdateEvals(
     );
   }
   return evals;
+}
+
+/** Where a node's evaluations are found: its allocations, and the system jobs of its datacenter. */
+export interface NodeEvalTables {
+  readonly allocs: Table<AllocRow>;
+  readonly jobs: Table<JobRow>;
+}
+
+/**
+ * nodeUpdateEvals for `node` as the tables hold it now: one evaluation per
+ * job with an allocation on it, and per system job of its datacenter.
+ */
+export function evalsForNode(
+  tables: NodeEvalTables,
+  node: Pick<NodeRow, "ID" | "ModifyIndex" | "Datacenter">,
+  nowMs: number,
+  newID: () => string = randomUUID,
+): EvaluationSpec[] {
+  return nodeUpdateEvals(
+    node.ID,
+    node.ModifyIndex,
+    tables.allocs.by("node", node.ID),
+    nowMs,
+    newID,
+    systemJobsIn(tables.jobs, node.Datacenter),
+  );
 }
 
 /** The parts of a job a node-update evaluation is built from. */

@@ -1,6 +1,5 @@
-import { randomUUID } from "node:crypto";
 import type { NodeDeregistered, NodeEventSpec, NodeEventsAppended } from "../../../streams/nodes.ts";
-import { nodeUpdateEvals, systemJobsIn } from "../../nodes/node-evals.ts";
+import { evalsForNode } from "../../nodes/node-evals.ts";
 import { ApiError } from "../api-error.ts";
 import { commit, type Draft } from "../commit.ts";
 import { nodeUpdateResponse } from "../node-responses.ts";
@@ -14,14 +13,7 @@ export const deregister: RpcHandler = async ({ api }, request) => {
   if (!body.NodeID) throw ApiError.badRequest("missing node ID for client deregistration");
   const { node, identity } = authenticateNode(api, body.NodeID, presentedNodeSecret(request, body.AuthToken));
   const data: NodeDeregistered = { NodeIDs: [node.ID] };
-  const evals = nodeUpdateEvals(
-    node.ID,
-    node.ModifyIndex,
-    api.tables.allocs.by("node", node.ID),
-    api.clock.now(),
-    randomUUID,
-    systemJobsIn(api.tables.jobs, node.Datacenter),
-  );
+  const evals = evalsForNode(api.tables, node, api.clock.now());
   const drafts: Draft[] = [{ type: "NodeDeregistered", v: 1, data }];
   if (evals.length > 0) drafts.push({ type: "EvaluationsUpserted", v: 1, data: { Evals: evals } });
   const index = await commit(api, identity, drafts);

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { NodeRow } from "../../../projections/nodes.ts";
 import {
   NODE_STATUSES,
@@ -8,7 +7,7 @@ import {
   type SchedulingEligibility,
 } from "../../../streams/nodes.ts";
 import { computeNodeClass } from "../../nodes/computed-class.ts";
-import { nodeUpdateEvals, statusChangeNeedsEvals, systemJobsIn } from "../../nodes/node-evals.ts";
+import { evalsForNode, statusChangeNeedsEvals } from "../../nodes/node-evals.ts";
 import { hashNodeSecret, nodeSecretMatches } from "../../nodes/node-secret.ts";
 import { ApiError } from "../api-error.ts";
 import { commit, type Draft } from "../commit.ts";
@@ -43,13 +42,10 @@ export const register: RpcHandler = async ({ api }, request) => {
   const status = original?.Status ?? spec.Status;
   const evals =
     status === "down" || shouldCreateNodeEval(original, spec, status)
-      ? nodeUpdateEvals(
-          n.ID,
-          original?.ModifyIndex ?? 0,
-          api.tables.allocs.by("node", n.ID),
+      ? evalsForNode(
+          api.tables,
+          { ID: n.ID, ModifyIndex: original?.ModifyIndex ?? 0, Datacenter: spec.Datacenter },
           api.clock.now(),
-          randomUUID,
-          systemJobsIn(api.tables.jobs, spec.Datacenter),
         )
       : [];
   if (evals.length > 0) drafts.push({ type: "EvaluationsUpserted", v: 1, data: { Evals: evals } });

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from "fastify";
 import { goTime } from "../../../projections/go-time.ts";
 import type { NodeRow } from "../../../projections/nodes.ts";
@@ -10,7 +9,7 @@ import type {
   NodeEligibilityUpdated,
   SchedulingEligibility,
 } from "../../../streams/nodes.ts";
-import { nodeUpdateEvals, systemJobsIn } from "../../nodes/node-evals.ts";
+import { evalsForNode } from "../../nodes/node-evals.ts";
 import { FilterError } from "../../query/filter/index.ts";
 import { idTokenizer, paginate, parseListQuery } from "../../query/paginator.ts";
 import { QueryError } from "../../query/query-error.ts";
@@ -71,7 +70,6 @@ const NODE_WRITE: ("PUT" | "POST")[] = ["PUT", "POST"];
 
 /** `/v1/nodes` and `/v1/node/:id[/...]`, as in Nomad. */
 export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
-  const { allocs } = ctx.tables;
   const canRead = (request: FastifyRequest) => {
     if (!request.identity.allows("", "node:read")) throw ApiError.forbidden();
   };
@@ -157,14 +155,7 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
       const drafts: Draft[] = [{ type: "NodeDrainUpdated", v: 1, data }];
       const evals =
         node.SchedulingEligibility === "ineligible" && data.MarkEligible && !strategy
-          ? nodeUpdateEvals(
-              node.ID,
-              node.ModifyIndex,
-              allocs.by("node", node.ID),
-              now,
-              randomUUID,
-              systemJobsIn(ctx.tables.jobs, node.Datacenter),
-            )
+          ? evalsForNode(ctx.tables, node, now)
           : [];
       const answer = await writeWithEvals(ctx, request, drafts, evals);
       reply.header("X-Nomad-Index", String(answer.Index));
@@ -206,17 +197,7 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
           Timestamp: goTime(now),
         },
       };
-      const evals =
-        Eligibility === "eligible"
-          ? nodeUpdateEvals(
-              node.ID,
-              node.ModifyIndex,
-              allocs.by("node", node.ID),
-              now,
-              randomUUID,
-              systemJobsIn(ctx.tables.jobs, node.Datacenter),
-            )
-          : [];
+      const evals = Eligibility === "eligible" ? evalsForNode(ctx.tables, node, now) : [];
       const answer = await writeWithEvals(
         ctx,
         request,
@@ -235,14 +216,7 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
     handler: async (request, reply) => {
       canWrite(request);
       const node = nodeParam(request);
-      const evals = nodeUpdateEvals(
-        node.ID,
-        node.ModifyIndex,
-        allocs.by("node", node.ID),
-        ctx.clock.now(),
-        randomUUID,
-        systemJobsIn(ctx.tables.jobs, node.Datacenter),
-      );
+      const evals = evalsForNode(ctx.tables, node, ctx.clock.now());
       let index = 0;
       if (evals.length > 0) {
         index = await commit(ctx, request.identity, [
@@ -262,14 +236,7 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
       canWrite(request);
       const node = nodeParam(request);
       const data: NodeDeregistered = { NodeIDs: [node.ID] };
-      const evals = nodeUpdateEvals(
-        node.ID,
-        node.ModifyIndex,
-        allocs.by("node", node.ID),
-        ctx.clock.now(),
-        randomUUID,
-        systemJobsIn(ctx.tables.jobs, node.Datacenter),
-      );
+      const evals = evalsForNode(ctx.tables, node, ctx.clock.now());
       const answer = await writeWithEvals(ctx, request, [{ type: "NodeDeregistered", v: 1, data }], evals);
       reply.header("X-Nomad-Index", String(answer.Index));
       return nodeUpdateResponse(ctx, {
