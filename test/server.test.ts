@@ -107,6 +107,20 @@ describe("server", () => {
     expect(Number(res.headers.get("x-nomad-index"))).toBe(index);
   });
 
+  it("asks clients to hang up on answers sent while closing, so a kept-alive connection cannot hold the close", async () => {
+    const s = await startTestServer();
+    const index = Number((await s.call("/v1/namespaces")).headers.get("x-nomad-index"));
+    // fastify has routed the request once the server's own 'request' listener ran.
+    const arrived = new Promise((resolve) => s.http.server.once("request", resolve));
+    const waiting = s.call(`/v1/namespaces?index=${index}&wait=60s`);
+    await arrived;
+    await s.stop();
+    const answer = await waiting;
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("connection")).toBe("close");
+    await expect(s.call("/v1/namespaces")).rejects.toThrow();
+  });
+
   it("serves metrics as JSON and as Prometheus text", async () => {
     const s = await start();
     const json = (await (await s.call("/v1/metrics")).json()) as { Gauges: { Name: string }[] };

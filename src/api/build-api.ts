@@ -123,6 +123,16 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
     request.view = await resolveView(ctx, request);
     if (request.view.atIndex !== undefined) reply.header(AT_INDEX_HEADER, String(request.view.atIndex));
   });
+  // Node's server.close() drops only the keep-alive connections that are idle
+  // at that moment. A connection whose request was still running goes idle
+  // later and would hold the close open for the whole keep-alive timeout
+  // (72 s), so once closing starts every answer asks its client to hang up.
+  let closing = false;
+  ctx.closing$.subscribe({ complete: () => (closing = true) });
+  app.addHook("onSend", (_request, reply, payload, done) => {
+    if (closing) reply.header("connection", "close");
+    done(null, payload);
+  });
   app.addHook("onResponse", async (request, reply) => {
     ctx.metrics.sample("chronomad.http.request_ms", reply.elapsedTime, { method: request.method });
     request.log.debug({ url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, "request");
