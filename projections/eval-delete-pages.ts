@@ -1,6 +1,6 @@
 import type { Filter } from "../src/query/filter/index.ts";
 import { FilterError } from "../src/query/filter/index.ts";
-import { type CreateIndexKey, createIndexIdTokenizer, paginate } from "../src/query/paginator.ts";
+import { type CreateIndexKey, createIndexIdTokenizer, paginate, seekRow } from "../src/query/paginator.ts";
 import type { Table } from "../src/store/table.ts";
 import type { EvaluationRow } from "./evals.ts";
 
@@ -64,7 +64,7 @@ export function scanWindow(
   let last: EvaluationRow | undefined;
   let expected = 0;
   let lastScanned: EvaluationRow | undefined;
-  for (const row of evals.list(after && seekRow(after))) {
+  for (const row of evals.list(after && seekRow<EvaluationRow>(after))) {
     if (after && tokenizer.compare(row, after) <= 0) continue;
     if (row.CreateIndex > ceiling) {
       return { page: found(first, last, expected), resumeAfter: undefined };
@@ -110,7 +110,7 @@ export function recreatePage(
   const to = tokenizer.parse(lastToken);
   if (from === undefined || to === undefined) return undefined;
   const range = function* () {
-    for (const row of evals.list(seekRow(from))) {
+    for (const row of evals.list(seekRow<EvaluationRow>(from))) {
       if (tokenizer.compare(row, to) > 0) return;
       yield row;
     }
@@ -118,9 +118,4 @@ export function recreatePage(
   // Safety and filter run as the paginator's `allow`, the same predicate the
   // handler used; the paginator skips anything before the token.
   return paginate(range(), { tokenizer, nextToken, perPage, allow: isDeletable }).items;
-}
-
-/** A row that sorts where `key` does: the listing order compares only CreateIndex and ID. */
-export function seekRow(key: CreateIndexKey): EvaluationRow {
-  return { CreateIndex: key.createIndex, ID: key.id } as EvaluationRow;
 }

@@ -1,19 +1,9 @@
-import { seekRow } from "../../projections/eval-delete-pages.ts";
 import type { EvaluationRow } from "../../projections/evals.ts";
 import type { Filter } from "../query/filter/index.ts";
 import { FilterError } from "../query/filter/index.ts";
-import {
-  type CreateIndexKey,
-  createIndexIdTokenizer,
-  idTokenizer,
-  type ListQuery,
-  type Page,
-  paginate,
-} from "../query/paginator.ts";
+import { type CreateIndexKey, type ListQuery, type Page, seekRow } from "../query/paginator.ts";
 import { byCreateIndexThenId, type Table } from "../store/table.ts";
-
-/** Nomad's `namespace=*`. */
-export const ALL_NAMESPACES = "*";
+import { ALL_NAMESPACES, type CreationOrder, pageByCreation, tableCreationOrder } from "./list-pages.ts";
 
 /**
  * A namespace holding less than this share of all evaluations is listed from
@@ -34,9 +24,9 @@ export interface EvalListParams {
 }
 
 /**
- * One page of Eval.List: with `prefix`, by ID with an `ID` token; otherwise
- * by (CreateIndex, ID) with a `CreateIndex.ID` token. Throws QueryError when
- * the filter fails on a row.
+ * One page of Eval.List (see pageByCreation). Nomad's legacy `status` and
+ * `job` parameters are exact matches applied before paging; a namespace is
+ * read from its own index when it holds a small share of all evaluations.
  */
 export function listEvals(evals: Table<EvaluationRow>, params: EvalListParams): Page<EvaluationRow> {
   const { namespace, prefix, status, job, list } = params;
@@ -45,31 +35,12 @@ export function listEvals(evals: Table<EvaluationRow>, params: EvalListParams): 
     (status === "" || row.Status === status) &&
     (job === "" || row.JobID === job) &&
     params.allowNamespace(row.Namespace);
-  const common = {
-    perPage: list.perPage,
-    nextToken: list.nextToken,
-    reverse: list.reverse,
-    filter: list.filter,
-    allow,
-  };
-  if (prefix !== "") {
-    // The ID index has no reverse walk; prefix matches are few enough to reverse in memory.
-    const rows = list.reverse ? [...evals.withPrefix(prefix)].reverse() : evals.withPrefix(prefix);
-    return paginate(rows, { ...common, tokenizer: idTokenizer });
-  }
-  const ordered = orderedSource(evals, namespace);
-  return paginate(ordered(undefined, list.reverse), {
-    ...common,
-    tokenizer: createIndexIdTokenizer,
-    seek: (key) => ordered(key, list.reverse),
-  });
+  return pageByCreation(evals, { prefix, list, allow, ordered: namespaceOrder(evals, namespace) });
 }
 
-type OrderedSource = (from: CreateIndexKey | undefined, reverse: boolean) => Iterable<EvaluationRow>;
-
-/** Rows of `namespace` (or all) in (CreateIndex, ID) order from `from`, cheaply for large and small namespaces alike. */
-function orderedSource(evals: Table<EvaluationRow>, namespace: string): OrderedSource {
-  const whole: OrderedSource = (from, reverse) => evals.list(from && seekRow(from), reverse);
+/** Rows of `namespace` (or all) in (CreateIndex, ID) order, cheaply for large and small namespaces alike. */
+function namespaceOrder(evals: Table<EvaluationRow>, namespace: string): CreationOrder<EvaluationRow> {
+  const whole = tableCreationOrder(evals);
   if (namespace === ALL_NAMESPACES) return whole;
   const size = evals.countBy("namespace", namespace);
   if (size * SMALL_NAMESPACE_SHARE >= evals.size) return whole;
@@ -106,10 +77,12 @@ function* sliceFrom(
   reverse: boolean,
 ): Generator<EvaluationRow> {
   if (!reverse) {
-    for (let i = from ? lowerBound(rows, seekRow(from)) : 0; i < rows.length; i++) yield rows[i]!;
+    for (let i = from ? lowerBound(rows, seekRow<EvaluationRow>(from)) : 0; i < rows.length; i++)
+      yield rows[i]!;
     return;
   }
-  for (let i = (from ? upperBound(rows, seekRow(from)) : rows.length) - 1; i >= 0; i--) yield rows[i]!;
+  for (let i = (from ? upperBound(rows, seekRow<EvaluationRow>(from)) : rows.length) - 1; i >= 0; i--)
+    yield rows[i]!;
 }
 
 function lowerBound(rows: readonly EvaluationRow[], key: EvaluationRow): number {

@@ -53,6 +53,16 @@ export interface RegisterAnswer {
   Index: number;
 }
 
+/** Nomad's JobDeregisterResponse, without its QueryMeta. */
+export interface DeregisterAnswer {
+  EvalID: string;
+  EvalCreateIndex: number;
+  JobModifyIndex: number;
+  VolumeEvalID: string;
+  VolumeEvalIndex: number;
+  Index: number;
+}
+
 /**
  * The job a register or plan request carries, canonicalized and validated
  * (the first check): 400 with Nomad's message for anything wrong.
@@ -196,7 +206,7 @@ export async function deregisterJob(
   jobID: string,
   purge: boolean,
   evalPriority: number,
-): Promise<Record<string, unknown>> {
+): Promise<DeregisterAnswer> {
   if (!identity.allows(namespace, "submit-job")) throw ApiError.forbidden();
   const job = ctx.tables.jobs.get(jobKey(namespace, jobID));
   if (!job) throw ApiError.notFound("job not found");

@@ -5,6 +5,7 @@ import { benchCluster } from "../bench/cluster-bench.ts";
 import type { EvalDeleteFigures } from "../bench/eval-delete-bench.ts";
 import { benchEventStream } from "../bench/event-stream-bench.ts";
 import { benchFileLog } from "../bench/file-log-bench.ts";
+import { benchFilter } from "../bench/filter-bench.ts";
 import { inFreshProcess } from "../bench/fresh-process.ts";
 import { benchHeartbeats } from "../bench/heartbeat-bench.ts";
 import { benchKafkaLog } from "../bench/kafka-log-bench.ts";
@@ -49,6 +50,8 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
   const visible = await benchVisible();
   figures.visible_p50_ms = visible.visible_p50_ms;
   figures.visible_p99_ms = visible.visible_p99_ms;
+  progress("filter expressions: one compiled 3-clause filter over 1,000,000 evaluations");
+  figures.filter = benchFilter();
   progress("event stream: delivery to 1 and 100 subscribers, idle subscriber memory");
   figures.event_stream = await benchEventStream();
   progress("client heartbeats over HTTP with 5,000 nodes, and alloc update coalescing");

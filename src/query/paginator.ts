@@ -121,6 +121,14 @@ export interface CreateIndexKey {
   readonly id: string;
 }
 
+/** A row that sorts where `key` does, to enter a table listed in (CreateIndex, ID) order. */
+export function seekRow<Row extends { readonly CreateIndex: number; readonly ID: string }>(
+  key: CreateIndexKey,
+): Row {
+  // Only the two fields the order reads are present; no table ever stores this row.
+  return { CreateIndex: key.createIndex, ID: key.id } as Row;
+}
+
 /**
  * Token `CreateIndex.ID`, table ordered by CreateIndex then ID (Eval.List,
  * Alloc.List, Deployment.List without a prefix). A bare number is accepted as

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { VirtualClock } from "../../src/util/clock.ts";
 import { startTestServer, type TestServer } from "../server-harness.ts";
+import { evaluation, upsertGroups } from "./eval-fixtures.ts";
 import { placeAlloc, TestNode } from "./node-fixtures.ts";
 
 describe("time travel: ?at_index=N", () => {
@@ -57,6 +58,40 @@ describe("time travel: ?at_index=N", () => {
     const now = (await past(`/v1/node/${node.id}/allocations`)) as unknown as { ID: string }[];
     expect(now.map((a) => a.ID)).toEqual([alloc.ID]);
     expect((await s.call(`/v1/allocation/${alloc.ID}?at_index=${registered}`)).status).toBe(404);
+  });
+
+  it("shows evaluations, their count and the scheduler configuration as they were", async () => {
+    s = await startTestServer();
+    const first = evaluation({ Status: "blocked" });
+    const before = await upsertGroups(s.store, [[first]]);
+    const paused = await s.call("/v1/operator/scheduler/configuration", {
+      method: "PUT",
+      body: JSON.stringify({ SchedulerAlgorithm: "spread", PauseEvalBroker: true }),
+    });
+    expect(paused.status).toBe(200);
+    await upsertGroups(s.store, [[evaluation({ Status: "blocked" })]]);
+    const read = async (path: string) => {
+      const res = await s!.call(path);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-chronomad-at-index")).toBe(String(before));
+      return res.json();
+    };
+
+    const listed = (await read(`/v1/evaluations?at_index=${before}`)) as { ID: string }[];
+    expect(listed.map((e) => e.ID)).toEqual([first.ID]);
+    expect(await read(`/v1/evaluations/count?filter=Status==blocked&at_index=${before}`)).toMatchObject({
+      Count: 1,
+      Index: before,
+    });
+    expect(((await (await s.call("/v1/evaluations/count")).json()) as { Count: number }).Count).toBe(2);
+    expect(await read(`/v1/operator/scheduler/configuration?at_index=${before}`)).toMatchObject({
+      SchedulerConfig: { SchedulerAlgorithm: "binpack", PauseEvalBroker: false },
+    });
+    const later = await upsertGroups(s.store, [[{ ...first, Status: "complete" }]]);
+    expect(await read(`/v1/evaluation/${first.ID}?at_index=${before}`)).toMatchObject({ Status: "blocked" });
+    expect(
+      ((await (await s.call(`/v1/evaluation/${first.ID}`)).json()) as { ModifyIndex: number }).ModifyIndex,
+    ).toBe(later);
   });
 
   it("refuses an index it cannot answer for, and writes", async () => {

@@ -343,23 +343,3 @@ describe("RE2 translation", () => {
     else expect(re(pattern, text)).toBe(want);
   });
 });
-
-describe("speed", () => {
-  it("evaluates a 3-clause filter 1,000,000 times in well under a second", () => {
-    const f = compileFilter('Status == "blocked" and Namespace == "default" and Priority == 50');
-    const variants = Array.from({ length: 64 }, (_, i) => ({
-      ...evaluation,
-      ID: `eval-${i}`,
-      Priority: 40 + (i % 20),
-      Status: i % 3 === 0 ? "pending" : "blocked",
-    }));
-    let matched = 0;
-    for (let i = 0; i < 100_000; i++) if (f.matches(variants[i & 63])) matched++;
-    const start = performance.now();
-    for (let i = 0; i < 1_000_000; i++) if (f.matches(variants[i & 63])) matched++;
-    const elapsed = performance.now() - start;
-    console.log(`1,000,000 evaluations of a 3-clause filter: ${elapsed.toFixed(0)} ms`);
-    expect(matched).toBeGreaterThan(0);
-    expect(elapsed).toBeLessThan(1000);
-  });
-});

@@ -3,16 +3,15 @@ import type { FastifyPluginAsync } from "fastify";
 import type { AllocRow } from "../../../projections/allocs.ts";
 import type { AllocsDesiredTransitionUpdated } from "../../../streams/allocs.ts";
 import { type EvaluationsUpserted, newEvaluation } from "../../../streams/evals.ts";
-import { createIndexIdTokenizer, idTokenizer, paginate, parseListQuery } from "../../query/paginator.ts";
+import { parseListQuery } from "../../query/paginator.ts";
 import { ApiError } from "../api-error.ts";
 import { blockingQuery } from "../blocking-query.ts";
 import { commit } from "../commit.ts";
 import type { ApiContext } from "../context.ts";
+import { ALL_NAMESPACES, badRequestOnQueryError, pageByCreation } from "../list-pages.ts";
 import { allocStub } from "../node-views.ts";
+import { refuseOtherMethods } from "../refuse-other-methods.ts";
 import { COMMON_READ_PARAMS, idParam, LIST_PARAMS, textQuery } from "../request-schemas.ts";
-import { badRequestOnQueryError, refuseOtherMethods } from "./nodes.ts";
-
-const ALL_NAMESPACES = "*";
 
 const listQuery = textQuery(...LIST_PARAMS, "resources", "task_states", ...COMMON_READ_PARAMS);
 
@@ -39,25 +38,9 @@ export const allocationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
       (namespace === ALL_NAMESPACES || a.Namespace === namespace) &&
       request.identity.allows(a.Namespace, "read-job");
     return blockingQuery(ctx, request, reply, ["allocs"], () => {
-      const page = badRequestOnQueryError(() => {
-        const list = parseListQuery(q);
-        const common = {
-          perPage: list.perPage,
-          nextToken: list.nextToken,
-          reverse: list.reverse,
-          filter: list.filter,
-          allow,
-        };
-        if (prefix !== "") {
-          const rows = list.reverse ? [...allocs.withPrefix(prefix)].reverse() : allocs.withPrefix(prefix);
-          return paginate(rows, { ...common, tokenizer: idTokenizer });
-        }
-        return paginate(allocs.list(undefined, list.reverse), {
-          ...common,
-          tokenizer: createIndexIdTokenizer,
-          seek: (key) => allocs.list({ CreateIndex: key.createIndex, ID: key.id } as AllocRow, list.reverse),
-        });
-      });
+      const page = badRequestOnQueryError(() =>
+        pageByCreation(allocs, { prefix, list: parseListQuery(q), allow }),
+      );
       return {
         index: allocs.index,
         body: page.items.map((a) => allocStub(a, fields)),

@@ -1,33 +1,15 @@
 import type { FastifyPluginAsync } from "fastify";
 import type { DeploymentRow } from "../../../projections/deployments.ts";
-import { createIndexIdTokenizer, idTokenizer, paginate, parseListQuery } from "../../query/paginator.ts";
+import { parseListQuery } from "../../query/paginator.ts";
 import { ApiError } from "../api-error.ts";
 import { blockingQuery } from "../blocking-query.ts";
 import type { ApiContext } from "../context.ts";
+import { ALL_NAMESPACES, badRequestOnQueryError, pageByCreation } from "../list-pages.ts";
 import { allocStub } from "../node-views.ts";
-import { badRequestOnQueryError, refuseOtherMethods } from "./nodes.ts";
+import { refuseOtherMethods } from "../refuse-other-methods.ts";
+import { COMMON_READ_PARAMS, idParam, LIST_PARAMS, textQuery } from "../request-schemas.ts";
 
-const ALL_NAMESPACES = "*";
-
-const readQuery = {
-  type: "object",
-  properties: Object.fromEntries(
-    [
-      "namespace",
-      "prefix",
-      "filter",
-      "per_page",
-      "next_token",
-      "reverse",
-      "index",
-      "wait",
-      "region",
-      "stale",
-    ].map((n) => [n, { type: "string" }]),
-  ),
-} as const;
-
-const idParam = { type: "object", properties: { id: { type: "string" } }, required: ["id"] } as const;
+const readQuery = textQuery(...LIST_PARAMS, ...COMMON_READ_PARAMS);
 
 /** `/v1/deployments` and `/v1/deployment/:id`, as in Nomad (reads). */
 export const deploymentsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
@@ -40,27 +22,9 @@ export const deploymentsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
       (namespace === ALL_NAMESPACES || d.Namespace === namespace) &&
       request.identity.allows(d.Namespace, "read-job");
     return blockingQuery(ctx, request, reply, ["deployments"], () => {
-      const page = badRequestOnQueryError(() => {
-        const list = parseListQuery(q);
-        const common = {
-          perPage: list.perPage,
-          nextToken: list.nextToken,
-          reverse: list.reverse,
-          filter: list.filter,
-          allow,
-        };
-        if (prefix !== "") {
-          const rows = [...deployments.withPrefix(prefix)];
-          if (list.reverse) rows.reverse();
-          return paginate(rows, { ...common, tokenizer: idTokenizer });
-        }
-        return paginate(deployments.list(undefined, list.reverse), {
-          ...common,
-          tokenizer: createIndexIdTokenizer,
-          seek: (key) =>
-            deployments.list({ CreateIndex: key.createIndex, ID: key.id } as DeploymentRow, list.reverse),
-        });
-      });
+      const page = badRequestOnQueryError(() =>
+        pageByCreation(deployments, { prefix, list: parseListQuery(q), allow }),
+      );
       return { index: deployments.index, body: page.items, nextToken: page.nextToken };
     });
   });

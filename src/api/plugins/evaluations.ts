@@ -2,7 +2,6 @@ import type { FastifyPluginAsync } from "fastify";
 import type { AuthenticatedIdentity } from "../../auth/authenticate.ts";
 import { compileFilter, type Filter, FilterError } from "../../query/filter/index.ts";
 import { type ListQuery, parseListQuery } from "../../query/paginator.ts";
-import { QueryError } from "../../query/query-error.ts";
 import { ApiError } from "../api-error.ts";
 import { blockingQuery } from "../blocking-query.ts";
 import type { ApiContext } from "../context.ts";
@@ -12,7 +11,8 @@ import {
   deleteEvalsByID,
   MAX_IDS_PER_DELETE,
 } from "../eval-delete.ts";
-import { ALL_NAMESPACES, countEvals, listEvals, relatedEvals } from "../eval-listing.ts";
+import { countEvals, listEvals, relatedEvals } from "../eval-listing.ts";
+import { ALL_NAMESPACES, badRequestOnQueryError } from "../list-pages.ts";
 import { allocStub } from "../node-views.ts";
 import { COMMON_READ_PARAMS, idParam, LIST_PARAMS, textQuery } from "../request-schemas.ts";
 
@@ -59,9 +59,8 @@ interface DeleteBody {
 
 /** `/v1/evaluations`, `/v1/evaluations/count`, `/v1/evaluation/:id[/allocations]`, as in Nomad. */
 export const evaluationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
-  const { evals } = ctx.tables;
-
   app.get("/v1/evaluations", { schema: { querystring: readQuery } }, async (request, reply) => {
+    const { evals } = request.view.tables;
     const query = request.query as ReadQuery;
     const namespace = namespaceOf(query);
     requireRead(request.identity, namespace);
@@ -73,7 +72,7 @@ export const evaluationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
     }
     const allowNamespace = namespaceCheck(request.identity);
     return blockingQuery(ctx, request, reply, ["evals"], () => {
-      const page = queryErrors(() =>
+      const page = badRequestOnQueryError(() =>
         listEvals(evals, { namespace, prefix: query.prefix ?? "", status, job, list, allowNamespace }),
       );
       return { index: evals.index, body: page.items, nextToken: page.nextToken };
@@ -81,12 +80,13 @@ export const evaluationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
   });
 
   app.get("/v1/evaluations/count", { schema: { querystring: readQuery } }, async (request, reply) => {
+    const { evals, namespaces } = request.view.tables;
     const query = request.query as ReadQuery;
     const namespace = namespaceOf(query);
     requireRead(request.identity, namespace);
     const filter = query.filter ? compile(query.filter) : undefined;
     const allowNamespace = namespaceCheck(request.identity);
-    const allowsEveryNamespace = [...ctx.tables.namespaces.all()].every((n) => allowNamespace(n.Name));
+    const allowsEveryNamespace = [...namespaces.all()].every((n) => allowNamespace(n.Name));
     return blockingQuery(ctx, request, reply, ["evals"], () => {
       const count = countEvals(evals, {
         namespace,
@@ -114,6 +114,7 @@ export const evaluationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
     { schema: { params: idParam, querystring: readQuery } },
     async (request, reply) => {
       const { id } = request.params as { id: string };
+      const { evals } = request.view.tables;
       const query = request.query as ReadQuery;
       requireRead(request.identity, namespaceOf(query));
       const related = query.related === "true";
@@ -135,7 +136,7 @@ export const evaluationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
     async (request, reply) => {
       const { id } = request.params as { id: string };
       requireRead(request.identity, namespaceOf(request.query as ReadQuery));
-      const { allocs } = ctx.tables;
+      const { allocs } = request.view.tables;
       return blockingQuery(ctx, request, reply, ["allocs"], () => {
         const rows = allocs.by("eval", id);
         // An evaluation's allocations share its namespace (Nomad checks the first one).
@@ -204,7 +205,7 @@ function namespaceCheck(identity: AuthenticatedIdentity): (namespace: string) =>
 }
 
 function listQuery(query: Record<string, unknown>): ListQuery {
-  return queryErrors(() => parseListQuery(query));
+  return badRequestOnQueryError(() => parseListQuery(query));
 }
 
 function compile(expression: string): Filter {
@@ -213,17 +214,6 @@ function compile(expression: string): Filter {
   } catch (err) {
     if (err instanceof FilterError)
       throw ApiError.badRequest(`failed to read filter expression: ${err.detail}`);
-    throw err;
-  }
-}
-
-/** The query engine's 400s, as API errors. */
-function queryErrors<T>(run: () => T): T {
-  try {
-    return run();
-  } catch (err) {
-    if (err instanceof QueryError) throw ApiError.badRequest(err.message);
-    if (err instanceof FilterError) throw ApiError.badRequest(err.message);
     throw err;
   }
 }

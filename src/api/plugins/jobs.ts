@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { FastifyPluginAsync, FastifyRequest } from "fastify";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { latestDeployment } from "../../../projections/deployments.ts";
 import { jobKey } from "../../../projections/evals.ts";
 import type { JobRow } from "../../../projections/jobs.ts";
@@ -18,43 +18,14 @@ import {
   registerBodySchema,
   registerJob,
 } from "../job-writes.ts";
+import { ALL_NAMESPACES, badRequestOnQueryError } from "../list-pages.ts";
 import { allocStub } from "../node-views.ts";
-import { badRequestOnQueryError, refuseOtherMethods } from "./nodes.ts";
+import { refuseOtherMethods } from "../refuse-other-methods.ts";
+import { COMMON_READ_PARAMS, idParam, LIST_PARAMS, textQuery } from "../request-schemas.ts";
 
-const ALL_NAMESPACES = "*";
+const readQuery = textQuery(...LIST_PARAMS, "meta", "all", "diffs", ...COMMON_READ_PARAMS);
 
-const readQuery = {
-  type: "object",
-  properties: Object.fromEntries(
-    [
-      "namespace",
-      "prefix",
-      "filter",
-      "per_page",
-      "next_token",
-      "reverse",
-      "meta",
-      "all",
-      "index",
-      "wait",
-      "region",
-      "stale",
-      "diffs",
-    ].map((n) => [n, { type: "string" }]),
-  ),
-} as const;
-
-const writeQuery = {
-  type: "object",
-  properties: Object.fromEntries(
-    ["namespace", "purge", "global", "eval_priority", "no_shutdown_delay", "region"].map((n) => [
-      n,
-      { type: "string" },
-    ]),
-  ),
-} as const;
-
-const idParam = { type: "object", properties: { id: { type: "string" } }, required: ["id"] } as const;
+const writeQuery = textQuery("namespace", "purge", "global", "eval_priority", "no_shutdown_delay", "region");
 
 const planBody = {
   type: ["object", "null"],
@@ -88,6 +59,13 @@ const evaluateBody = {
 } as const;
 
 type Query = Record<string, string | undefined>;
+
+/** The job a `/v1/job/:id/...` request names: its namespace, ID and table key. */
+interface JobRef {
+  readonly namespace: string;
+  readonly id: string;
+  readonly key: string;
+}
 
 /**
  * `/v1/jobs` and `/v1/job/:id[/...]`, as in Nomad: register (a new version
@@ -138,6 +116,12 @@ export const jobsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
     });
   });
 
+  /** Nomad's job write replies carry the RPC's QueryMeta fields beside the index. */
+  const writeAnswer = <A extends { readonly Index: number }>(reply: FastifyReply, answer: A) => {
+    reply.header("X-Nomad-Index", String(answer.Index));
+    return { ...answer, LastContact: 0, KnownLeader: ctx.leadership.leaderAddress() !== "", NextToken: "" };
+  };
+
   const register = async (request: FastifyRequest, pathID: string | undefined) => {
     const body = request.body as RegisterBody | null | undefined;
     const job = jobFromRequest(ctx, body, pathID, (request.query as Query).namespace);
@@ -150,8 +134,7 @@ export const jobsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
     schema: { body: registerBodySchema, querystring: writeQuery },
     handler: async (request, reply) => {
       const answer = await register(request, undefined);
-      reply.header("X-Nomad-Index", String(answer.Index));
-      return { ...answer, LastContact: 0, KnownLeader: ctx.leadership.leaderAddress() !== "", NextToken: "" };
+      return writeAnswer(reply, answer);
     },
   });
 
@@ -174,8 +157,7 @@ export const jobsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
     schema: { params: idParam, body: registerBodySchema, querystring: writeQuery },
     handler: async (request, reply) => {
       const answer = await register(request, (request.params as { id: string }).id);
-      reply.header("X-Nomad-Index", String(answer.Index));
-      return { ...answer, LastContact: 0, KnownLeader: ctx.leadership.leaderAddress() !== "", NextToken: "" };
+      return writeAnswer(reply, answer);
     },
   });
 
@@ -205,123 +187,92 @@ export const jobsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
         purge,
         evalPriority,
       );
-      reply.header("X-Nomad-Index", String(answer.Index));
-      return { ...answer, LastContact: 0, KnownLeader: ctx.leadership.leaderAddress() !== "", NextToken: "" };
+      return writeAnswer(reply, answer);
     },
   );
 
-  app.get(
-    "/v1/job/:id/allocations",
-    { schema: { params: idParam, querystring: readQuery } },
-    async (request, reply) => {
+  /** `GET /v1/job/:id/<part>`: the caller may read the job's namespace, or nothing is looked at. */
+  const readJobPart = (
+    part: string,
+    read: (request: FastifyRequest, reply: FastifyReply, job: JobRef) => Promise<unknown>,
+  ) => {
+    const url = `/v1/job/:id/${part}`;
+    app.get(url, { schema: { params: idParam, querystring: readQuery } }, async (request, reply) => {
       const namespace = namespaceOf(request);
       canRead(request, namespace);
       const { id } = request.params as { id: string };
-      const all = (request.query as Query).all === "true";
-      const { allocs, jobs } = request.view.tables;
-      return blockingQuery(ctx, request, reply, ["allocs"], () => {
-        const job = jobs.get(jobKey(namespace, id));
-        let rows = allocs.by("job", jobKey(namespace, id));
-        // Without ?all, only the allocations of this instance of the job (not of an earlier one with the same ID).
-        if (!all && job)
-          rows = rows.filter((a) => (a.Job?.CreateIndex ?? job.CreateIndex) === job.CreateIndex);
-        rows.sort((a, b) => a.CreateIndex - b.CreateIndex);
-        return {
-          index: allocs.index,
-          body: rows.map((a) => allocStub(a, { resources: false, taskStates: true })),
-        };
-      });
-    },
-  );
+      return read(request, reply, { namespace, id, key: jobKey(namespace, id) });
+    });
+    refuseOtherMethods(app, url, ["GET"]);
+  };
 
-  app.get(
-    "/v1/job/:id/evaluations",
-    { schema: { params: idParam, querystring: readQuery } },
-    async (request, reply) => {
-      const namespace = namespaceOf(request);
-      canRead(request, namespace);
-      const { id } = request.params as { id: string };
-      const { evals } = request.view.tables;
-      return blockingQuery(ctx, request, reply, ["evals"], () => {
-        const rows = evals.by("job", jobKey(namespace, id)).sort((a, b) => a.CreateIndex - b.CreateIndex);
-        return { index: evals.index, body: rows };
-      });
-    },
-  );
+  readJobPart("allocations", async (request, reply, job) => {
+    const all = (request.query as Query).all === "true";
+    const { allocs, jobs } = request.view.tables;
+    return blockingQuery(ctx, request, reply, ["allocs"], () => {
+      const current = jobs.get(job.key);
+      let rows = allocs.by("job", job.key);
+      // Without ?all, only the allocations of this instance of the job (not of an earlier one with the same ID).
+      if (!all && current) {
+        rows = rows.filter((a) => (a.Job?.CreateIndex ?? current.CreateIndex) === current.CreateIndex);
+      }
+      rows.sort((a, b) => a.CreateIndex - b.CreateIndex);
+      return {
+        index: allocs.index,
+        body: rows.map((a) => allocStub(a, { resources: false, taskStates: true })),
+      };
+    });
+  });
 
-  app.get(
-    "/v1/job/:id/versions",
-    { schema: { params: idParam, querystring: readQuery } },
-    async (request, reply) => {
-      const namespace = namespaceOf(request);
-      canRead(request, namespace);
-      jobOr404(request);
-      const { id } = request.params as { id: string };
-      const { jobVersions } = request.view.tables;
-      const body = await blockingQuery(ctx, request, reply, ["job_versions"], () => {
-        const versions = jobVersions.by("job", jobKey(namespace, id)).sort((a, b) => b.Version - a.Version);
-        return {
-          index: jobVersions.index,
-          body: {
-            Versions: versions,
-            Diffs: null,
-            Index: Math.max(1, jobVersions.index),
-            LastContact: 0,
-            KnownLeader: true,
-            NextToken: "",
-          },
-        };
-      });
-      return body;
-    },
-  );
+  readJobPart("evaluations", async (request, reply, job) => {
+    const { evals } = request.view.tables;
+    return blockingQuery(ctx, request, reply, ["evals"], () => ({
+      index: evals.index,
+      body: evals.by("job", job.key).sort((a, b) => a.CreateIndex - b.CreateIndex),
+    }));
+  });
 
-  app.get(
-    "/v1/job/:id/summary",
-    { schema: { params: idParam, querystring: readQuery } },
-    async (request, reply) => {
-      const namespace = namespaceOf(request);
-      canRead(request, namespace);
-      const { id } = request.params as { id: string };
-      const { jobSummaries } = request.view.tables;
-      const body = await blockingQuery(ctx, request, reply, ["job_summary"], () => {
-        const s = jobSummaries.get(jobKey(namespace, id));
-        return { index: s?.ModifyIndex ?? jobSummaries.index, body: s ? summaryView(s) : null };
-      });
-      if (!body) throw ApiError.notFound("job not found");
-      return body;
-    },
-  );
+  readJobPart("versions", async (request, reply, job) => {
+    jobOr404(request);
+    const { jobVersions } = request.view.tables;
+    return blockingQuery(ctx, request, reply, ["job_versions"], () => ({
+      index: jobVersions.index,
+      body: {
+        Versions: jobVersions.by("job", job.key).sort((a, b) => b.Version - a.Version),
+        Diffs: null,
+        Index: Math.max(1, jobVersions.index),
+        LastContact: 0,
+        KnownLeader: true,
+        NextToken: "",
+      },
+    }));
+  });
 
-  app.get(
-    "/v1/job/:id/deployments",
-    { schema: { params: idParam, querystring: readQuery } },
-    async (request, reply) => {
-      const namespace = namespaceOf(request);
-      canRead(request, namespace);
-      const { id } = request.params as { id: string };
-      const { deployments } = request.view.tables;
-      return blockingQuery(ctx, request, reply, ["deployments"], () => ({
-        index: deployments.index,
-        body: deployments.by("job", jobKey(namespace, id)).sort((a, b) => b.CreateIndex - a.CreateIndex),
-      }));
-    },
-  );
+  readJobPart("summary", async (request, reply, job) => {
+    const { jobSummaries } = request.view.tables;
+    const body = await blockingQuery(ctx, request, reply, ["job_summary"], () => {
+      const s = jobSummaries.get(job.key);
+      return { index: s?.ModifyIndex ?? jobSummaries.index, body: s ? summaryView(s) : null };
+    });
+    if (!body) throw ApiError.notFound("job not found");
+    return body;
+  });
 
-  app.get(
-    "/v1/job/:id/deployment",
-    { schema: { params: idParam, querystring: readQuery } },
-    async (request, reply) => {
-      const namespace = namespaceOf(request);
-      canRead(request, namespace);
-      const { id } = request.params as { id: string };
-      const { deployments } = request.view.tables;
-      return blockingQuery(ctx, request, reply, ["deployments"], () => ({
-        index: deployments.index,
-        body: latestDeployment(deployments, namespace, id) ?? null,
-      }));
-    },
-  );
+  readJobPart("deployments", async (request, reply, job) => {
+    const { deployments } = request.view.tables;
+    return blockingQuery(ctx, request, reply, ["deployments"], () => ({
+      index: deployments.index,
+      body: deployments.by("job", job.key).sort((a, b) => b.CreateIndex - a.CreateIndex),
+    }));
+  });
+
+  readJobPart("deployment", async (request, reply, job) => {
+    const { deployments } = request.view.tables;
+    return blockingQuery(ctx, request, reply, ["deployments"], () => ({
+      index: deployments.index,
+      body: latestDeployment(deployments, job.namespace, job.id) ?? null,
+    }));
+  });
 
   app.route({
     method: ["PUT", "POST"],
@@ -377,9 +328,6 @@ export const jobsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
 
   refuseOtherMethods(app, "/v1/jobs", ["GET", "PUT", "POST"]);
   refuseOtherMethods(app, "/v1/job/:id", ["GET", "PUT", "POST", "DELETE"]);
-  for (const sub of ["allocations", "evaluations", "versions", "summary", "deployments", "deployment"]) {
-    refuseOtherMethods(app, `/v1/job/:id/${sub}`, ["GET"]);
-  }
   for (const sub of ["plan", "evaluate"]) refuseOtherMethods(app, `/v1/job/:id/${sub}`, ["PUT", "POST"]);
 };
 

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from "fastify";
+import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { goTime } from "../../../projections/go-time.ts";
 import type { NodeRow } from "../../../projections/nodes.ts";
 import { type EvaluationSpec, ZERO_TIME } from "../../../streams/evals.ts";
@@ -10,30 +10,26 @@ import type {
   SchedulingEligibility,
 } from "../../../streams/nodes.ts";
 import { evalsForNode } from "../../nodes/node-evals.ts";
-import { FilterError } from "../../query/filter/index.ts";
 import { idTokenizer, paginate, parseListQuery } from "../../query/paginator.ts";
-import { QueryError } from "../../query/query-error.ts";
 import { ApiError } from "../api-error.ts";
 import { blockingQuery } from "../blocking-query.ts";
 import { commit, type Draft } from "../commit.ts";
 import type { ApiContext } from "../context.ts";
+import { badRequestOnQueryError } from "../list-pages.ts";
 import { nodeUpdateResponse } from "../node-responses.ts";
 import { allocsIndex, nodeStub, nodeView, resolveNode } from "../node-views.ts";
+import { refuseOtherMethods } from "../refuse-other-methods.ts";
+import { COMMON_READ_PARAMS, idParam, textQuery } from "../request-schemas.ts";
 
-const listQuery = {
-  type: "object",
-  properties: Object.fromEntries(
-    ["prefix", "filter", "per_page", "next_token", "resources", "os", "index", "wait", "region", "stale"].map(
-      (name) => [name, { type: "string" }],
-    ),
-  ),
-} as const;
-
-const idParam = {
-  type: "object",
-  properties: { id: { type: "string" } },
-  required: ["id"],
-} as const;
+const listQuery = textQuery(
+  "prefix",
+  "filter",
+  "per_page",
+  "next_token",
+  "resources",
+  "os",
+  ...COMMON_READ_PARAMS,
+);
 
 /** Nomad's api.NodeUpdateDrainRequest. */
 const drainBody = {
@@ -289,25 +285,4 @@ async function writeWithEvals(
     EvalCreateIndex: evals.length > 0 ? index : 0,
     Index: index,
   };
-}
-
-/** Nomad answers a known path with the wrong method 405 "Invalid method". */
-export function refuseOtherMethods(app: FastifyInstance, url: string, allowed: readonly string[]): void {
-  const others = ["GET", "PUT", "POST", "DELETE", "PATCH"].filter((m) => !allowed.includes(m));
-  app.route({
-    method: others as ("GET" | "PUT" | "POST" | "DELETE" | "PATCH")[],
-    url,
-    handler: async (_request, reply) =>
-      reply.status(405).type("text/plain; charset=utf-8").send("Invalid method"),
-  });
-}
-
-/** Filter and paging problems are the caller's: 400 with the paginator's wording. */
-export function badRequestOnQueryError<T>(run: () => T): T {
-  try {
-    return run();
-  } catch (err) {
-    if (err instanceof QueryError || err instanceof FilterError) throw ApiError.badRequest(err.message);
-    throw err;
-  }
 }

@@ -57,12 +57,13 @@ export const schedulerConfigPlugin: FastifyPluginAsync<ApiContext> = async (app,
 
   app.get(url, { schema: { querystring: configQuery } }, async (request, reply) => {
     if (!request.identity.allows("", "operator:read")) throw ApiError.forbidden();
+    const { schedulerConfig } = request.view.tables;
     return blockingQuery(ctx, request, reply, [table.name], () => {
-      const index = Math.max(1, table.index);
+      const index = Math.max(1, schedulerConfig.index);
       return {
         index,
         body: {
-          SchedulerConfig: currentSchedulerConfig(table),
+          SchedulerConfig: currentSchedulerConfig(schedulerConfig),
           Index: index,
           LastContact: Math.round(ctx.leadership.lastContactMs() * 1e6),
           KnownLeader: ctx.leadership.leaderAddress() !== "",
