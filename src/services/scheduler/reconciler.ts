@@ -213,33 +213,28 @@ export class Reconciler {
     return m;
   }
 
+  /** Nomad's cancelUnneededDeployments: a deployment of a stopped job, or of an older job, is cancelled. */
   private cancelUnneededDeployments(): void {
     const d = this.deployment;
     if (!d) return;
-    if (this.stopped) {
-      if (isDeploymentActive(d.Status)) {
-        this.result.deploymentUpdates.push({
-          DeploymentID: d.ID,
-          Status: "cancelled",
-          StatusDescription: DEPLOYMENT_STOPPED_JOB,
-        });
-      }
-      this.deployment = undefined;
+    const job = this.input.job;
+    let cancelled: string | undefined;
+    if (this.stopped) cancelled = DEPLOYMENT_STOPPED_JOB;
+    else if (d.JobCreateIndex !== job?.CreateIndex || d.JobVersion !== job.Version) {
+      cancelled = DEPLOYMENT_NEWER_JOB;
+    }
+    if (cancelled === undefined) {
+      if (d.Status === "successful") this.deployment = undefined;
       return;
     }
-    const job = this.input.job!;
-    if (d.JobCreateIndex !== job.CreateIndex || d.JobVersion !== job.Version) {
-      if (isDeploymentActive(d.Status)) {
-        this.result.deploymentUpdates.push({
-          DeploymentID: d.ID,
-          Status: "cancelled",
-          StatusDescription: DEPLOYMENT_NEWER_JOB,
-        });
-      }
-      this.deployment = undefined;
-      return;
+    if (isDeploymentActive(d.Status)) {
+      this.result.deploymentUpdates.push({
+        DeploymentID: d.ID,
+        Status: "cancelled",
+        StatusDescription: cancelled,
+      });
     }
-    if (d.Status === "successful") this.deployment = undefined;
+    this.deployment = undefined;
   }
 
   private markStop(
@@ -608,44 +603,36 @@ export class Reconciler {
     let remove = known + migrate.size - tg.Count;
     if (remove <= 0) return stop;
     const untainted = filterByTerminal(untaintedIn);
+    const stopNotNeeded = (id: string, a: AllocRow) => {
+      stop.set(id, a);
+      this.result.stop.push({
+        alloc: a,
+        clientStatus: "",
+        description: ALLOC_NOT_NEEDED,
+        followupEvalID: "",
+      });
+    };
     if (migrate.size > 0) {
       const migrating = new NameIndex(this.input.jobID, tg.Name, tg.Count, migrate);
       const names = migrating.highest(remove);
       for (const [id, a] of [...migrate]) {
         if (!names.has(a.Name)) continue;
-        this.result.stop.push({
-          alloc: a,
-          clientStatus: "",
-          description: ALLOC_NOT_NEEDED,
-          followupEvalID: "",
-        });
+        stopNotNeeded(id, a);
         migrate.delete(id);
-        stop.set(id, a);
         nameIndex.unset(allocIndexOf(a));
         if (--remove === 0) return stop;
       }
     }
+    // The highest-numbered names first, then any (Nomad's computeStop).
     const names = nameIndex.highest(remove);
     for (const [id, a] of [...untainted]) {
       if (!names.has(a.Name)) continue;
-      stop.set(id, a);
-      this.result.stop.push({
-        alloc: a,
-        clientStatus: "",
-        description: ALLOC_NOT_NEEDED,
-        followupEvalID: "",
-      });
+      stopNotNeeded(id, a);
       untainted.delete(id);
       if (--remove === 0) return stop;
     }
     for (const [id, a] of [...untainted]) {
-      stop.set(id, a);
-      this.result.stop.push({
-        alloc: a,
-        clientStatus: "",
-        description: ALLOC_NOT_NEEDED,
-        followupEvalID: "",
-      });
+      stopNotNeeded(id, a);
       untainted.delete(id);
       if (--remove === 0) return stop;
     }
