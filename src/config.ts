@@ -20,6 +20,13 @@ export interface ServerConfig {
   readonly eventBufferSize: number;
   /** Frames an event-stream subscriber may fall behind by before it is closed. */
   readonly eventStreamMaxQueued: number;
+  /** Event-stream subscribers served at once; one more is answered 429. */
+  readonly eventStreamMaxSubscribers: number;
+  /**
+   * Event-loop lag (ms) past which lists, filters, counts and new event
+   * streams are answered 429 with Retry-After; 0 never sheds.
+   */
+  readonly shedReadsAfterLag: number;
   readonly heartbeat: HeartbeatConfig;
   /**
    * host:port other servers and clients reach this server's HTTP API at.
@@ -33,6 +40,12 @@ export interface ServerConfig {
    * group.min.session.timeout.ms (6s by default) is the floor.
    */
   readonly leaderSessionTimeout: number;
+  /**
+   * At shutdown: how long requests in flight may run on after the server
+   * stops accepting, before their connections are cut. The whole shutdown
+   * is bounded by this plus a fixed margin.
+   */
+  readonly shutdownGrace: number;
 }
 
 /** Nomad's heartbeat settings, with Nomad's names and defaults (milliseconds here). */
@@ -71,12 +84,15 @@ const SETTINGS: readonly Setting[] = [
   },
   { name: "event_buffer_size", kind: "integer" },
   { name: "event_stream_max_queued", kind: "integer" },
+  { name: "event_stream_max_subscribers", kind: "integer" },
+  { name: "shed_reads_after_lag", kind: "duration" },
   { name: "min_heartbeat_ttl", kind: "duration" },
   { name: "max_heartbeats_per_second", kind: "number" },
   { name: "heartbeat_grace", kind: "duration" },
   { name: "failover_heartbeat_ttl", kind: "duration" },
   { name: "advertise_addr", kind: "string" },
   { name: "leader_session_timeout", kind: "duration" },
+  { name: "shutdown_grace", kind: "duration" },
 ];
 
 const flagOf = (s: Setting) => `--${s.name.replaceAll("_", "-")}`;
@@ -129,6 +145,8 @@ export async function loadConfig(
     logLevel: (raw.get("log_level") as ServerConfig["logLevel"] | undefined) ?? "info",
     eventBufferSize: (raw.get("event_buffer_size") as number | undefined) ?? 10_000,
     eventStreamMaxQueued: (raw.get("event_stream_max_queued") as number | undefined) ?? 4096,
+    eventStreamMaxSubscribers: (raw.get("event_stream_max_subscribers") as number | undefined) ?? 1024,
+    shedReadsAfterLag: (raw.get("shed_reads_after_lag") as number | undefined) ?? 500,
     heartbeat: {
       minHeartbeatTtl: (raw.get("min_heartbeat_ttl") as number | undefined) ?? 10_000,
       maxHeartbeatsPerSecond: (raw.get("max_heartbeats_per_second") as number | undefined) ?? 50,
@@ -137,6 +155,7 @@ export async function loadConfig(
     },
     advertiseAddr: (raw.get("advertise_addr") as string | undefined) ?? "",
     leaderSessionTimeout: (raw.get("leader_session_timeout") as number | undefined) ?? 6_000,
+    shutdownGrace: (raw.get("shutdown_grace") as number | undefined) ?? 10_000,
   };
   splitHostPort(config.httpAddr);
   if (config.advertiseAddr) splitHostPort(config.advertiseAddr, "advertise_addr");

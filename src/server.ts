@@ -22,6 +22,8 @@ import { HeartbeatWatcher } from "./services/heartbeat-watcher.ts";
 import { createServices } from "./services/index.ts";
 import type { LeaderService } from "./services/service.ts";
 import { ServiceRunner } from "./services/service-runner.ts";
+import type { ShutdownProgress } from "./shutdown/bounded-step.ts";
+import { type ShutdownOutcome, shutDown } from "./shutdown/shutdown-sequence.ts";
 import { SnapshotFile } from "./store/snapshot-file.ts";
 import { StateAt } from "./store/state-at.ts";
 import { Store } from "./store/store.ts";
@@ -40,8 +42,14 @@ export interface RunningServer {
   readonly leadership: Leadership;
   /** The leader-only services (they run while this server leads); tests look into them. */
   readonly services: readonly LeaderService[];
-  /** Stops accepting, finishes in-flight requests and appends, writes a snapshot, closes the log. */
-  close(): Promise<void>;
+  /**
+   * The ordered, bounded shutdown (src/shutdown/shutdown-sequence.ts): leader
+   * services, election, HTTP API, snapshot, log. `progress` tells the caller
+   * which step it is on. Calling it again returns the same shutdown.
+   */
+  close(progress?: ShutdownProgress): Promise<ShutdownOutcome>;
+  /** Flushes and closes the log alone, for an exit that cannot wait for the rest. */
+  flushLog(): Promise<void>;
 }
 
 export interface ServerDeps {
@@ -145,26 +153,37 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
   }
   logger.info({ http: advertised, log: log.url, index: store.appliedIndex }, "chronomad serving");
 
-  let closed: Promise<void> | undefined;
-  const close = () => {
-    closed ??= (async () => {
-      closing.next("closing");
-      closing.complete();
-      await http.close();
-      await services.close();
-      // After the services stop, so the next leader's never overlap them.
-      await leadership.close();
-      events.stop();
-      ctx.watches.stop();
-      await store.caughtUp().catch(() => undefined);
-      await store.snapshot().catch((err: Error) => logger.error({ err }, "snapshot at shutdown failed"));
-      await store.stop();
-      await log.close();
-      logger.info({ index: store.appliedIndex }, "chronomad stopped");
-    })();
+  let closed: Promise<ShutdownOutcome> | undefined;
+  const close = (progress: ShutdownProgress = { step: "starting", startedAt: Date.now() }) => {
+    closed ??= shutDown(
+      {
+        logger,
+        graceMs: config.shutdownGrace,
+        services,
+        election: leadership,
+        closing,
+        http,
+        events,
+        watches: ctx.watches,
+        store,
+        log,
+      },
+      progress,
+    );
     return closed;
   };
-  return { address: advertised, store, log, http, logger, leadership, services: leaderServices, close };
+  const flushLog = () => log.close();
+  return {
+    address: advertised,
+    store,
+    log,
+    http,
+    logger,
+    leadership,
+    services: leaderServices,
+    close,
+    flushLog,
+  };
 }
 
 /**

@@ -18,6 +18,9 @@ describe("loadConfig", () => {
       heartbeatGrace: 10_000,
       failoverHeartbeatTtl: 300_000,
     });
+    expect(c.shutdownGrace).toBe(10_000);
+    expect(c.shedReadsAfterLag).toBe(500);
+    expect(c.eventStreamMaxSubscribers).toBe(1024);
   });
 
   it("takes flags over env over the config file", async () => {
@@ -41,6 +44,9 @@ describe("loadConfig", () => {
     expect(c.dataDir).toBe(dir);
     expect(c.snapshotEvery).toBe(5);
     expect(c.heartbeat.minHeartbeatTtl).toBe(20_000);
+    expect((await loadConfig(["--shutdown-grace", "2s"], {})).shutdownGrace).toBe(2_000);
+    expect((await loadConfig(["--shed-reads-after-lag", "0"], {})).shedReadsAfterLag).toBe(0);
+    expect((await loadConfig([], { CHRONOMAD_SHUTDOWN_GRACE: "500ms" })).shutdownGrace).toBe(500);
   });
 
   it("names what is wrong", async () => {

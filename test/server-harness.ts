@@ -23,7 +23,19 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), "chronomad-server-")));
   const config: ServerConfig = await loadConfig(
-    ["--http-addr", "127.0.0.1:0", "--data-dir", dataDir, "--fsync", "never", ...(options.args ?? [])],
+    [
+      "--http-addr",
+      "127.0.0.1:0",
+      "--data-dir",
+      dataDir,
+      "--fsync",
+      "never",
+      // Tests write large batches in one apply on a busy 2-core machine; load
+      // shedding is tested on its own (test/api/load-shedding.test.ts).
+      "--shed-reads-after-lag",
+      "0",
+      ...(options.args ?? []),
+    ],
     {},
   );
   const server = await startServer(config, { logger: pino({ level: "silent" }), ...options.deps });

@@ -49,7 +49,7 @@ export async function blockingQuery<T>(
   request: FastifyRequest,
   reply: FastifyReply,
   watches: readonly Watch[],
-  run: () => ReadResult<T>,
+  run: () => ReadResult<T> | Promise<ReadResult<T>>,
 ): Promise<T> {
   const params = parseBlockingParams(request.query as Record<string, unknown>);
   const result = await runBlocking(ctx, request, params, watches, run);
@@ -69,9 +69,9 @@ export async function runBlocking<T>(
   request: FastifyRequest,
   { minIndex, waitMs }: BlockingParams,
   watches: readonly Watch[],
-  run: () => ReadResult<T>,
+  run: () => ReadResult<T> | Promise<ReadResult<T>>,
 ): Promise<ReadResult<T>> {
-  let result = run();
+  let result = await run();
   // The past does not change: a read at an index answers at once.
   const past = request.view?.atIndex !== undefined;
   if (minIndex > 0 && result.index <= minIndex && !past) {
@@ -80,7 +80,7 @@ export async function runBlocking<T>(
       const remaining = deadline - Date.now();
       if (remaining <= 0) break;
       if ((await nextChange(ctx, watches, remaining)) !== "changed") break;
-      result = run();
+      result = await run();
     }
   }
   return result;

@@ -8,7 +8,16 @@ import Fastify, {
 import type { AuthenticatedIdentity } from "../auth/authenticate.ts";
 import { unpackPlain } from "../codec/envelope-codec.ts";
 import { ApiError } from "./api-error.ts";
+import {
+  bodyLimitFor,
+  DEFAULT_BODY_LIMIT,
+  jsonDepthExceeds,
+  MAX_BODY_DEPTH,
+  valueDepthExceeds,
+} from "./body-limits.ts";
 import type { ApiContext } from "./context.ts";
+import { encodeLargeListsInSlices } from "./large-lists.ts";
+import { EventLoopLag, shedLoadWhenLagging } from "./load-shedding.ts";
 import { agentPlugin } from "./plugins/agent.ts";
 import { allocationsPlugin } from "./plugins/allocations.ts";
 import { clientRpcPlugin } from "./plugins/client-rpc.ts";
@@ -20,6 +29,7 @@ import { jobsPlugin } from "./plugins/jobs.ts";
 import { metricsPlugin } from "./plugins/metrics.ts";
 import { namespacesPlugin } from "./plugins/namespaces.ts";
 import { nodesPlugin } from "./plugins/nodes.ts";
+import { registerOpenApi } from "./plugins/openapi.ts";
 import { operatorStatePlugin } from "./plugins/operator-state.ts";
 import { schedulerConfigPlugin } from "./plugins/scheduler-config.ts";
 import { statusPlugin } from "./plugins/status.ts";
@@ -58,27 +68,28 @@ const PLUGINS = [
  * route, one mapping from errors to responses.
  */
 export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
+  const httpLog = ctx.logger.child({ component: "http" });
   const app = Fastify({
     // pino's Logger is a FastifyBaseLogger; the cast keeps fastify's default generics.
-    loggerInstance: ctx.logger.child({ component: "http" }) as FastifyBaseLogger,
+    loggerInstance: httpLog as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: 32 * 1024 * 1024,
+    bodyLimit: DEFAULT_BODY_LIMIT,
     schemaErrorFormatter: (errors, dataVar) => {
       const e = errors[0];
       if (!e) return new Error(`${dataVar} is invalid`);
       const where = `${dataVar}${e.instancePath.replaceAll("/", ".")}`;
-      if (e.keyword === "additionalProperties") {
-        return new Error(`${where} has unknown field "${String(e.params.additionalProperty)}"`);
-      }
       return new Error(`${where} ${e.message ?? "is invalid"}`);
     },
   });
 
-  // Bodies are checked as sent: unknown fields and wrong types are errors, as
-  // Go's JSON decoding makes them in Nomad. Query strings and path params are
-  // text, coerced to the declared types.
-  const strict = new Ajv({
-    removeAdditional: false,
+  // Nomad's decoders (encoding/json over HTTP, the msgpack codec over RPC)
+  // ignore fields they do not know, so clients of newer and older Nomad
+  // versions keep working: body fields a schema does not list are dropped
+  // (and named at debug level), while a wrong type is still a 400 naming the
+  // field. Query strings and path params are text, coerced to the declared
+  // types.
+  const lenient = new Ajv({
+    removeAdditional: true,
     coerceTypes: false,
     useDefaults: true,
     allErrors: false,
@@ -89,16 +100,38 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
     useDefaults: true,
     allErrors: false,
   });
-  app.setValidatorCompiler(({ schema, httpPart }) =>
-    (httpPart === "body" ? strict : coercing).compile(schema),
-  );
+  const dropped = new Ajv({ removeAdditional: false, coerceTypes: false, allErrors: true });
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    if (httpPart !== "body") return coercing.compile(schema);
+    const validate = lenient.compile(schema);
+    if (!httpLog.isLevelEnabled("debug")) return validate;
+    const reportDropped = dropped.compile(schema);
+    return (data: unknown, dataCtx?: Parameters<typeof validate>[1]) => {
+      if (!reportDropped(data)) {
+        const fields = (reportDropped.errors ?? [])
+          .filter((e) => e.keyword === "additionalProperties")
+          .map((e) => `body${e.instancePath.replaceAll("/", ".")}.${String(e.params.additionalProperty)}`);
+        if (fields.length > 0) httpLog.debug({ fields }, "ignored unknown body fields");
+      }
+      return validate(data, dataCtx) ? true : { error: validate.errors ?? [] };
+    };
+  });
 
   // Nomad's clients send JSON bodies with any content type, or none; an empty
   // body is no body.
   app.removeAllContentTypeParsers();
+  app.addHook("onRoute", (route) => {
+    route.bodyLimit ??= bodyLimitFor(route.url);
+    encodeLargeListsInSlices(route);
+  });
+  const lag = new EventLoopLag();
+  app.addHook("onClose", async () => lag.close());
+  ctx.metrics.gauge("chronomad.runtime.event_loop_lag_ms", () => lag.lagMs);
+  shedLoadWhenLagging(app, lag, ctx.config.shedReadsAfterLag, ctx.metrics);
   app.addContentTypeParser("*", { parseAs: "string" }, (_request, body, done) => {
     const text = String(body);
     if (text.trim() === "") return done(null, undefined);
+    if (jsonDepthExceeds(text, MAX_BODY_DEPTH)) return done(tooDeep(), undefined);
     try {
       done(null, JSON.parse(text));
     } catch (err) {
@@ -109,11 +142,14 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
   app.addContentTypeParser("application/msgpack", { parseAs: "buffer" }, (_request, body, done) => {
     const bytes = body as Buffer;
     if (bytes.length === 0) return done(null, undefined);
+    let value: unknown;
     try {
-      done(null, unpackPlain(bytes));
+      value = unpackPlain(bytes);
     } catch (err) {
-      done(ApiError.badRequest(`invalid msgpack body: ${(err as Error).message}`), undefined);
+      return done(ApiError.badRequest(`invalid msgpack body: ${(err as Error).message}`), undefined);
     }
+    if (valueDepthExceeds(value, MAX_BODY_DEPTH)) return done(tooDeep(), undefined);
+    done(null, value);
   });
 
   app.decorateRequest("identity", undefined as unknown as AuthenticatedIdentity);
@@ -160,6 +196,12 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
     return reply.status(404).type("text/plain; charset=utf-8").send(`Invalid URL path ${request.url}`);
   });
 
+  // Before the routes: it learns them as they are added.
+  await registerOpenApi(app);
   for (const plugin of PLUGINS) await app.register(plugin, ctx);
   return app;
+}
+
+function tooDeep(): ApiError {
+  return ApiError.badRequest(`request body nests deeper than ${MAX_BODY_DEPTH} levels`);
 }

@@ -1,7 +1,14 @@
 import type { EvaluationRow } from "../../projections/evals.ts";
 import type { Filter } from "../query/filter/index.ts";
 import { FilterError } from "../query/filter/index.ts";
-import { type CreateIndexKey, type ListQuery, type Page, seekRow } from "../query/paginator.ts";
+import {
+  type CreateIndexKey,
+  compareCodePoints,
+  type ListQuery,
+  type Page,
+  seekRow,
+} from "../query/paginator.ts";
+import { skipWhile, walkInSlices } from "../query/sliced-walk.ts";
 import { byCreateIndexThenId, type Table } from "../store/table.ts";
 import { ALL_NAMESPACES, type CreationOrder, pageByCreation, tableCreationOrder } from "./list-pages.ts";
 
@@ -28,7 +35,7 @@ export interface EvalListParams {
  * `job` parameters are exact matches applied before paging; a namespace is
  * read from its own index when it holds a small share of all evaluations.
  */
-export function listEvals(evals: Table<EvaluationRow>, params: EvalListParams): Page<EvaluationRow> {
+export function listEvals(evals: Table<EvaluationRow>, params: EvalListParams): Promise<Page<EvaluationRow>> {
   const { namespace, prefix, status, job, list } = params;
   const allow = (row: EvaluationRow) =>
     (namespace === ALL_NAMESPACES || row.Namespace === namespace) &&
@@ -116,8 +123,12 @@ export interface EvalCountParams {
   readonly allowsEveryNamespace: boolean;
 }
 
-/** Eval.Count: like Eval.List without paging; a row the filter fails on is not counted (Nomad). */
-export function countEvals(evals: Table<EvaluationRow>, params: EvalCountParams): number {
+/**
+ * Eval.Count: like Eval.List without paging; a row the filter fails on is not
+ * counted (Nomad). Walks in slices (see walkInSlices), since a filtered count
+ * reads the whole table.
+ */
+export async function countEvals(evals: Table<EvaluationRow>, params: EvalCountParams): Promise<number> {
   const { namespace, prefix, filter } = params;
   if (prefix === "" && filter === undefined) {
     if (namespace === ALL_NAMESPACES && params.allowsEveryNamespace) return evals.size;
@@ -126,20 +137,29 @@ export function countEvals(evals: Table<EvaluationRow>, params: EvalCountParams)
     }
   }
   let rows: Iterable<EvaluationRow>;
-  if (prefix !== "") rows = evals.withPrefix(prefix);
-  else if (
+  let resume: ((after: EvaluationRow) => Iterable<EvaluationRow>) | undefined;
+  if (prefix !== "") {
+    rows = evals.withPrefix(prefix);
+    resume = (after) =>
+      skipWhile(evals.withPrefix(prefix, after.ID), (row) => compareCodePoints(row.ID, after.ID) <= 0);
+  } else if (
     namespace !== ALL_NAMESPACES &&
     evals.countBy("namespace", namespace) * SMALL_NAMESPACE_SHARE < evals.size
   ) {
-    rows = evals.by("namespace", namespace);
-  } else rows = evals.list(); // the rows themselves, without a key lookup each as all() does
-  let count = 0;
-  for (const row of rows) {
-    if (namespace !== ALL_NAMESPACES && row.Namespace !== namespace) continue;
-    if (!params.allowNamespace(row.Namespace)) continue;
-    if (filter !== undefined && !matchesOrSkips(filter, row)) continue;
-    count++;
+    rows = evals.by("namespace", namespace); // a copy: safe across yields
+  } else {
+    rows = evals.list(); // the rows themselves, without a key lookup each as all() does
+    resume = (after) => skipWhile(evals.list(after), (row) => byCreateIndexThenId(row, after) <= 0);
   }
+  let count = 0;
+  const visit = (row: EvaluationRow) => {
+    if (namespace !== ALL_NAMESPACES && row.Namespace !== namespace) return true;
+    if (!params.allowNamespace(row.Namespace)) return true;
+    if (filter !== undefined && !matchesOrSkips(filter, row)) return true;
+    count++;
+    return true;
+  };
+  await walkInSlices(rows, visit, resume);
   return count;
 }
 

@@ -38,6 +38,9 @@ const NOT_FORWARDED = new Set([
 ]);
 
 const CONNECT_TIMEOUT_MS = 5_000;
+/** Nomad's rpc_hold_timeout: how long a request waits for a leader to forward it to. */
+const RPC_HOLD_MS = 5_000;
+const HOLD_RETRY_MS = 100;
 // Heartbeats forwarded every few seconds per node reuse connections.
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
@@ -76,9 +79,10 @@ export const captureRawBody: preParsingAsyncHookHandler = async (request, _reply
  * ```
  *
  * Without `captureRawBody` on the route, a parsed body is sent again as
- * JSON. With no known leader, a leader that cannot be reached, or a request
- * that was already forwarded once, it throws a 500 "No cluster leader"
- * (Nomad's message; its clients retry on it).
+ * JSON. With no known leader, or one that refuses connections, it waits
+ * for one up to RPC_HOLD_MS; then, or for a leader that cannot be reached
+ * otherwise, or a request that was already forwarded once, it throws a 500
+ * "No cluster leader" (Nomad's message; its clients retry on it).
  */
 export async function forwardToLeader(
   ctx: Pick<ApiContext, "leadership" | "config">,
@@ -92,27 +96,48 @@ export async function forwardToLeader(
       `No cluster leader: ${String(from)} forwarded this request, but this server does not lead`,
     );
   }
-  const leader = ctx.leadership.leaderAddress();
-  if (!leader) throw new ApiError(500, "No cluster leader");
-  const { host, port } = splitHostPort(leader, "leader address");
   const body = bodyOf(request);
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(request.headers)) {
     if (value !== undefined && !NOT_FORWARDED.has(name)) headers[name] = value;
   }
-  headers.host = leader;
   headers[FORWARDED_HEADER] = ctx.config.serverName;
   if (body) headers["content-length"] = String(body.length);
 
-  const response = await send(leader, {
-    host,
-    port,
-    method: request.method,
-    path: request.url,
-    headers,
-    body,
-    clientGone: (abort) => reply.raw.once("close", abort),
-  });
+  // Nomad's RPC hold: while leadership moves (a leader restarting, leaving
+  // the election) there is briefly no leader, or one that no longer
+  // listens; the request waits for the next one instead of failing. Only
+  // where nothing was sent yet, so a write is never sent twice.
+  const holdUntil = Date.now() + RPC_HOLD_MS;
+  let abandon: (() => void) | undefined;
+  reply.raw.once("close", () => abandon?.());
+  for (;;) {
+    const leader = ctx.leadership.leaderAddress();
+    try {
+      if (!leader) throw new ApiError(500, "No cluster leader");
+      const { host, port } = splitHostPort(leader, "leader address");
+      headers.host = leader;
+      const response = await send(leader, {
+        host,
+        port,
+        method: request.method,
+        path: request.url,
+        headers,
+        body,
+        clientGone: (abort) => {
+          abandon = abort;
+        },
+      });
+      return relay(reply, response);
+    } catch (err) {
+      const unsent = !leader || (err instanceof LeaderUnreachable && err.refused);
+      if (!unsent || Date.now() >= holdUntil || request.socket.destroyed) throw err;
+    }
+    await new Promise((r) => setTimeout(r, HOLD_RETRY_MS + Math.random() * HOLD_RETRY_MS));
+  }
+}
+
+function relay(reply: FastifyReply, response: IncomingMessage): FastifyReply {
   reply.status(response.statusCode ?? 502);
   for (const [name, value] of Object.entries(response.headers as IncomingHttpHeaders)) {
     if (value !== undefined && !NOT_FORWARDED.has(name)) reply.header(name, value);
@@ -121,6 +146,16 @@ export async function forwardToLeader(
     reply.header("content-length", response.headers["content-length"]);
   }
   return reply.send(response);
+}
+
+/** The leader could not be reached; `refused` when the request certainly never got there. */
+class LeaderUnreachable extends ApiError {
+  constructor(
+    why: string,
+    readonly refused: boolean,
+  ) {
+    super(500, `No cluster leader: ${why}`);
+  }
 }
 
 function bodyOf(request: FastifyRequest): Buffer | undefined {
@@ -171,9 +206,14 @@ function send(leader: string, out: Outgoing): Promise<IncomingMessage> {
       answered = response;
       resolve(response);
     });
-    upstream.once("error", (err) => {
+    upstream.once("error", (err: NodeJS.ErrnoException) => {
       clearTimeout(connectTimer);
-      reject(new ApiError(500, `No cluster leader: cannot reach the leader at ${leader}: ${err.message}`));
+      reject(
+        new LeaderUnreachable(
+          `cannot reach the leader at ${leader}: ${err.message}`,
+          err.code === "ECONNREFUSED",
+        ),
+      );
     });
     out.clientGone(() => {
       // A finished exchange leaves its socket to the keep-alive pool.

@@ -82,12 +82,15 @@ export function jobFromRequest(
   const namespace =
     (typeof raw.Namespace === "string" && raw.Namespace) || queryNamespace || body.Namespace || "default";
   let job: JobSpec;
+  const ignored: string[] = [];
   try {
-    job = canonicalizeJob({ ...raw, Namespace: namespace });
+    job = canonicalizeJob({ ...raw, Namespace: namespace }, ignored);
   } catch (err) {
     if (err instanceof JobShapeError) throw ApiError.badRequest(err.message);
     throw err;
   }
+  // Fields Nomad 1.5 does not know are dropped, as its decoder drops them.
+  if (ignored.length > 0) ctx.logger.debug({ fields: ignored, job: job.ID }, "ignored unknown job fields");
   const invalid = validateJob(job);
   if (invalid) throw ApiError.badRequest(invalid);
   if (!ctx.tables.namespaces.has(job.Namespace))

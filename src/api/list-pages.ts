@@ -5,7 +5,7 @@ import {
   idTokenizer,
   type ListQuery,
   type Page,
-  paginate,
+  paginateInSlices,
   seekRow,
 } from "../query/paginator.ts";
 import { QueryError } from "../query/query-error.ts";
@@ -15,14 +15,19 @@ import { ApiError } from "./api-error.ts";
 /** Nomad's `namespace=*`. */
 export const ALL_NAMESPACES = "*";
 
-/** Filter and paging problems are the caller's: 400 with the paginator's wording. */
+/** Filter and paging problems are the caller's: 400 with the paginator's wording (also when `run` is async). */
 export function badRequestOnQueryError<T>(run: () => T): T {
   try {
-    return run();
+    const result = run();
+    return (result instanceof Promise ? result.catch(rethrowAsBadRequest) : result) as T;
   } catch (err) {
-    if (err instanceof QueryError || err instanceof FilterError) throw ApiError.badRequest(err.message);
-    throw err;
+    return rethrowAsBadRequest(err);
   }
+}
+
+function rethrowAsBadRequest(err: unknown): never {
+  if (err instanceof QueryError || err instanceof FilterError) throw ApiError.badRequest(err.message);
+  throw err;
 }
 
 /** A row Nomad lists in creation order: evaluations, allocations, deployments. */
@@ -56,7 +61,7 @@ export interface CreationPageParams<Row> {
 export function pageByCreation<Row extends CreatedRow>(
   table: Table<Row>,
   { prefix, list, allow, ordered = tableCreationOrder(table) }: CreationPageParams<Row>,
-): Page<Row> {
+): Promise<Page<Row>> {
   const common = {
     perPage: list.perPage,
     nextToken: list.nextToken,
@@ -66,10 +71,15 @@ export function pageByCreation<Row extends CreatedRow>(
   };
   if (prefix !== "") {
     // The ID index has no reverse walk; prefix matches are few enough to reverse in memory.
-    const rows = list.reverse ? [...table.withPrefix(prefix)].reverse() : table.withPrefix(prefix);
-    return paginate(rows, { ...common, tokenizer: idTokenizer });
+    if (list.reverse)
+      return paginateInSlices([...table.withPrefix(prefix)].reverse(), { ...common, tokenizer: idTokenizer });
+    return paginateInSlices(table.withPrefix(prefix), {
+      ...common,
+      tokenizer: idTokenizer,
+      seek: (id) => table.withPrefix(prefix, id),
+    });
   }
-  return paginate(ordered(undefined, list.reverse), {
+  return paginateInSlices(ordered(undefined, list.reverse), {
     ...common,
     tokenizer: createIndexIdTokenizer,
     seek: (key) => ordered(key, list.reverse),

@@ -10,8 +10,8 @@ export function textQuery(...names: string[]) {
   } as const;
 }
 
-/** The parameters every Nomad read accepts, besides its own. */
-export const COMMON_READ_PARAMS = ["index", "wait", "region", "stale", "pretty"] as const;
+/** The parameters every Nomad read accepts, besides its own; `at_index` is chronomad's (view.ts). */
+export const COMMON_READ_PARAMS = ["index", "wait", "region", "stale", "pretty", "at_index"] as const;
 
 /** The parameters of Nomad's paginated, filtered list endpoints. */
 export const LIST_PARAMS = ["namespace", "prefix", "filter", "per_page", "next_token", "reverse"] as const;

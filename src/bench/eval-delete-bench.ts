@@ -27,6 +27,14 @@ export interface EvalDeleteFigures {
   /** GET /v1/evaluations/count with a filter over every evaluation. */
   readonly count_filter_p50_ms: number;
   readonly count_filter_max_ms: number;
+  /**
+   * GET /v1/evaluations/count with a `matches` (RE2) filter over every
+   * evaluation: rows decided per second, and the server's event-loop delay
+   * while it ran (the walk yields between slices).
+   */
+  readonly count_regexp_rows_per_s: number;
+  readonly count_regexp_loop_delay_p99_ms: number;
+  readonly count_regexp_loop_delay_max_ms: number;
   /** DELETE /v1/evaluations {Filter} matching every evaluation. */
   readonly delete_total_s: number;
   readonly delete_count: number;
@@ -79,6 +87,8 @@ export async function benchEvalDelete(
       const list = await timeListPages(url, 200);
       progress("GET /v1/evaluations/count?filter=…");
       const count = await timeCounts(url, 10);
+      progress('GET /v1/evaluations/count?filter=JobID matches "…"');
+      const regexp = await timeRegexpCount(url, total);
 
       progress("DELETE /v1/evaluations by filter");
       const applies = timeDeleteApplies(server.store);
@@ -104,6 +114,7 @@ export async function benchEvalDelete(
         list_filter_p99_ms: percentile(list, 0.99),
         count_filter_p50_ms: percentile(count, 0.5),
         count_filter_max_ms: percentile(count, 1),
+        ...regexp,
         delete_total_s: round(delete_total_s),
         delete_count: Count,
         delete_pages: [...server.store.table<EvalDeleteRow>("eval_deletes").all()][0]?.Pages ?? 0,
@@ -187,6 +198,26 @@ async function timeCounts(url: string, times: number): Promise<number[]> {
     if (!res.ok) throw new Error(`count: ${res.status}`);
   }
   return samples;
+}
+
+/** One count over every evaluation with an RE2 `matches` clause, watching the loop. */
+async function timeRegexpCount(url: string, total: number) {
+  const filter = encodeURIComponent('JobID matches "^job-[0-9]*7$"');
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
+  const started = performance.now();
+  const res = await fetch(`${url}/v1/evaluations/count?namespace=*&filter=${filter}`);
+  const body = (await res.json()) as { Count: number };
+  const seconds = (performance.now() - started) / 1000;
+  loop.disable();
+  // JobIDs are job-(i % 5000): one in ten ends in 7.
+  if (!res.ok || body.Count !== Math.floor((total + 2) / 10))
+    throw new Error(`regexp count: ${res.status} ${body.Count}`);
+  return {
+    count_regexp_rows_per_s: Math.round(total / seconds),
+    count_regexp_loop_delay_p99_ms: round(loop.percentile(99) / 1e6),
+    count_regexp_loop_delay_max_ms: round(loop.max / 1e6),
+  };
 }
 
 /**

@@ -15,9 +15,11 @@ import type {
 /**
  * Nomad's job defaults: the api package's Canonicalize (what `nomad job run`
  * sends) followed by the server's (structs.Job.Canonicalize and the
- * admission hooks), applied to a job as JSON. Fields the control plane does
- * not read are carried as sent (Nomad's decoder ignores unknown keys too);
- * a known field of the wrong type is an error naming it.
+ * admission hooks), applied to a job as JSON. Fields of Nomad 1.5's job the
+ * control plane does not read are carried as sent; fields Nomad 1.5 does not
+ * know (a newer client's NodePool, UI, task Actions, ...) are dropped, as
+ * Nomad's decoder drops them; a known field of the wrong type is an error
+ * naming it.
  */
 
 const SECOND = 1e9;
@@ -88,6 +90,116 @@ const DEFAULT_EPHEMERAL_DISK: EphemeralDisk = { Sticky: false, SizeMB: 300, Migr
 
 type Json = Record<string, unknown>;
 
+/**
+ * The fields of Nomad 1.5's Job, TaskGroup, Task, Resources, Consul and
+ * WorkloadIdentity (the api structs its HTTP agent decodes a job into);
+ * anything else is dropped. One exception: a group's `Disconnect` (Nomad
+ * 1.8's form of max_client_disconnect) is kept, since its LostAfter is
+ * honoured (streams/allocs.ts maxClientDisconnectMs).
+ */
+const JOB_FIELDS = new Set([
+  "Region",
+  "Namespace",
+  "ID",
+  "Name",
+  "Type",
+  "Priority",
+  "AllAtOnce",
+  "Datacenters",
+  "Constraints",
+  "Affinities",
+  "TaskGroups",
+  "Update",
+  "Multiregion",
+  "Spreads",
+  "Periodic",
+  "ParameterizedJob",
+  "Reschedule",
+  "Migrate",
+  "Meta",
+  "ConsulToken",
+  "VaultToken",
+  "Stop",
+  "ParentID",
+  "Dispatched",
+  "DispatchIdempotencyToken",
+  "Payload",
+  "ConsulNamespace",
+  "VaultNamespace",
+  "NomadTokenID",
+  "Status",
+  "StatusDescription",
+  "Stable",
+  "Version",
+  "SubmitTime",
+  "CreateIndex",
+  "ModifyIndex",
+  "JobModifyIndex",
+]);
+const GROUP_FIELDS = new Set([
+  "Name",
+  "Count",
+  "Constraints",
+  "Affinities",
+  "Tasks",
+  "Spreads",
+  "Volumes",
+  "RestartPolicy",
+  "ReschedulePolicy",
+  "EphemeralDisk",
+  "Update",
+  "Migrate",
+  "Networks",
+  "Meta",
+  "Services",
+  "ShutdownDelay",
+  "StopAfterClientDisconnect",
+  "MaxClientDisconnect",
+  "Scaling",
+  "Consul",
+  "Disconnect",
+]);
+const TASK_FIELDS = new Set([
+  "Name",
+  "Driver",
+  "User",
+  "Lifecycle",
+  "Config",
+  "Constraints",
+  "Affinities",
+  "Env",
+  "Services",
+  "Resources",
+  "RestartPolicy",
+  "Meta",
+  "KillTimeout",
+  "LogConfig",
+  "Artifacts",
+  "Vault",
+  "Templates",
+  "DispatchPayload",
+  "VolumeMounts",
+  "CSIPluginConfig",
+  "Leader",
+  "ShutdownDelay",
+  "KillSignal",
+  "Kind",
+  "ScalingPolicies",
+  "Identity",
+]);
+const RESOURCE_FIELDS = new Set([
+  "CPU",
+  "Cores",
+  "MemoryMB",
+  "MemoryMaxMB",
+  "DiskMB",
+  "IOPS",
+  "Networks",
+  "Devices",
+]);
+const CONSUL_FIELDS = new Set(["Namespace"]);
+const IDENTITY_FIELDS = new Set(["Env", "File"]);
+
 /** A job body that is not shaped like a job: a 400 naming the field. */
 export class JobShapeError extends Error {
   constructor(message: string) {
@@ -99,6 +211,18 @@ export class JobShapeError extends Error {
 /** Reads typed fields out of JSON, collecting the type errors with the path of each. */
 class Reader {
   readonly errors: string[] = [];
+  /** Fields set (not null) that Nomad 1.5 does not know, by path: dropped. */
+  readonly ignored: string[] = [];
+
+  /** `o` without the fields not in `fields`. */
+  known(o: Json, fields: ReadonlySet<string>, path: string): Json {
+    const out: Json = {};
+    for (const [k, v] of Object.entries(o)) {
+      if (fields.has(k)) out[k] = v;
+      else if (v !== null && v !== undefined) this.ignored.push(`${path}.${k}`);
+    }
+    return out;
+  }
 
   object(v: unknown, path: string): Json | undefined {
     if (v === undefined || v === null) return undefined;
@@ -141,9 +265,10 @@ class Reader {
 
 /**
  * The job with every default Nomad fills in, or a JobShapeError. `Priority`
- * 0 becomes the default; Datacenters empty becomes `["*"]`.
+ * 0 becomes the default; Datacenters empty becomes `["*"]`. The paths of the
+ * fields dropped as unknown are added to `ignored`, when given.
  */
-export function canonicalizeJob(input: unknown): JobSpec {
+export function canonicalizeJob(input: unknown, ignored?: string[]): JobSpec {
   const r = new Reader();
   const job = r.object(input, "Job");
   if (!job) throw new JobShapeError("Job must be an object");
@@ -163,7 +288,7 @@ export function canonicalizeJob(input: unknown): JobSpec {
   );
   const meta = r.stringMap(job.Meta, "Job.Meta");
   const spec: JobSpec = {
-    ...job,
+    ...r.known(job, JOB_FIELDS, "Job"),
     ID: id,
     Name: r.string(job.Name, "Job.Name") || id,
     Namespace: r.string(job.Namespace, "Job.Namespace") || "default",
@@ -192,9 +317,13 @@ export function canonicalizeJob(input: unknown): JobSpec {
     ParentID: r.string(job.ParentID, "Job.ParentID") ?? "",
   };
   if (r.errors.length > 0) throw new JobShapeError(r.errors[0]!);
-  // What the server decides is never taken from the caller.
+  ignored?.push(...r.ignored);
+  // What the server decides is never taken from the caller, nor are the
+  // Consul and Vault tokens kept (Nomad clears them once checked).
   const out: Json = { ...spec };
   for (const field of [
+    "ConsulToken",
+    "VaultToken",
     "Status",
     "StatusDescription",
     "Stable",
@@ -315,8 +444,17 @@ function taskGroup(
   const disk = r.object(g.EphemeralDisk, `${path}.EphemeralDisk`);
   const meta = r.stringMap(g.Meta, `${path}.Meta`);
   const tasks = r.array(g.Tasks, `${path}.Tasks`) ?? [];
+  const consul = r.object(g.Consul, `${path}.Consul`);
   return {
-    ...g,
+    ...r.known(g, GROUP_FIELDS, path),
+    ...(consul
+      ? {
+          Consul: {
+            ...r.known(consul, CONSUL_FIELDS, `${path}.Consul`),
+            Namespace: r.string(consul.Namespace, `${path}.Consul.Namespace`) ?? "",
+          },
+        }
+      : {}),
     Name: r.string(g.Name, `${path}.Name`) ?? "",
     Count: count,
     Update: update,
@@ -342,7 +480,7 @@ function taskGroup(
 }
 
 function task(r: Reader, t: Json, path: string, groupRestart: RestartPolicy): TaskSpec {
-  const res = r.object(t.Resources, `${path}.Resources`) ?? {};
+  const res = r.known(r.object(t.Resources, `${path}.Resources`) ?? {}, RESOURCE_FIELDS, `${path}.Resources`);
   const cores = r.int(res.Cores, `${path}.Resources.Cores`);
   const cpu = r.int(res.CPU, `${path}.Resources.CPU`);
   const resources: TaskResources = {
@@ -360,8 +498,18 @@ function task(r: Reader, t: Json, path: string, groupRestart: RestartPolicy): Ta
   const lifecycle = r.object(t.Lifecycle, `${path}.Lifecycle`);
   const hook = lifecycle ? (r.string(lifecycle.Hook, `${path}.Lifecycle.Hook`) ?? "") : "";
   const meta = r.stringMap(t.Meta, `${path}.Meta`);
+  const identity = r.object(t.Identity, `${path}.Identity`);
   return {
-    ...t,
+    ...r.known(t, TASK_FIELDS, path),
+    ...(identity
+      ? {
+          Identity: {
+            ...r.known(identity, IDENTITY_FIELDS, `${path}.Identity`),
+            Env: r.bool(identity.Env, `${path}.Identity.Env`) ?? false,
+            File: r.bool(identity.File, `${path}.Identity.File`) ?? false,
+          },
+        }
+      : {}),
     Name: r.string(t.Name, `${path}.Name`) ?? "",
     Driver: r.string(t.Driver, `${path}.Driver`) ?? "",
     Config: r.object(t.Config, `${path}.Config`) ?? null,

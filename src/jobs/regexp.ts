@@ -1,15 +1,21 @@
-import { translateRe2 } from "../query/filter/re2.ts";
+import type { GoRegexp } from "../query/filter/go-regexp.ts";
+import { compileGoRegexp } from "../query/filter/go-regexp.ts";
 
-const cache = new Map<string, RegExp>();
+const MAX_CACHED = 1024;
+const cache = new Map<string, GoRegexp>();
 
-/** A Go (RE2) regular expression as a JS RegExp; throws when Go would not compile it. */
-export function compileRegexp(pattern: string): RegExp {
+/**
+ * A `regexp` constraint's RTarget as Go (RE2) compiles it: linear-time
+ * matching, unanchored like regexp.MatchString. Throws GoRegexpError, whose
+ * message is Go's and names the pattern, where Go would not compile it.
+ */
+export function compileRegexp(pattern: string): GoRegexp {
   let re = cache.get(pattern);
   if (!re) {
-    const t = translateRe2(pattern);
-    re = new RegExp(t.source, t.flags);
-    // Constraints repeat across evaluations; a bounded cache keeps them compiled.
-    if (cache.size > 1024) cache.clear();
+    re = compileGoRegexp(pattern);
+    // Constraints repeat across evaluations and nodes; a bounded cache keeps
+    // them compiled without growing with every pattern ever submitted.
+    if (cache.size >= MAX_CACHED) cache.clear();
     cache.set(pattern, re);
   }
   return re;

@@ -1,6 +1,7 @@
 import type { Filter } from "./filter/index.ts";
 import { compileFilter, FilterError } from "./filter/index.ts";
 import { QueryError } from "./query-error.ts";
+import { skipWhile, walkInSlices } from "./sliced-walk.ts";
 
 /**
  * One paginator for every list endpoint, with Nomad's semantics
@@ -60,39 +61,93 @@ export interface Page<Row> {
 }
 
 export function paginate<Row, Key>(rows: Iterable<Row>, options: PaginateOptions<Row, Key>): Page<Row> {
-  const { tokenizer, filter, allow, reverse = false } = options;
-  const perPage = options.perPage ?? 0;
-  if (!Number.isSafeInteger(perPage) || perPage < 0) {
-    throw new RangeError(`perPage must be a non-negative integer, got ${perPage}`);
-  }
-  const target = options.nextToken ?? "";
-  let found = target === "";
-  let source = rows;
-  let position: ((row: Row) => number) | undefined;
-  if (!found) {
-    const key = tokenizer.parse(target);
-    if (key !== undefined) {
-      position = (row) => tokenizer.compare(row, key);
-      if (options.seek !== undefined) source = options.seek(key);
-    } else {
-      // A token we never issued: place it the way Nomad would, by string order.
-      position = (row) => compareCodePoints(tokenizer.token(row), target);
+  const page = new PageCollector(options);
+  for (const row of page.source(rows)) if (!page.offer(row)) break;
+  return page.result();
+}
+
+/**
+ * The same page, read in slices that yield to the event loop (see
+ * walkInSlices): for reads whose cost grows with the table. With `seek`, the
+ * walk re-enters the table after each yield just past the last row it saw, so
+ * the table may change in between; without it, `rows` must be safe to iterate
+ * across yields (an array).
+ */
+export async function paginateInSlices<Row, Key>(
+  rows: Iterable<Row>,
+  options: PaginateOptions<Row, Key>,
+): Promise<Page<Row>> {
+  const page = new PageCollector(options);
+  const { seek, tokenizer, reverse = false } = options;
+  const resume =
+    seek &&
+    ((last: Row) => {
+      const key = tokenizer.parse(tokenizer.token(last));
+      if (key === undefined) throw new Error(`tokenizer cannot parse its own token ${tokenizer.token(last)}`);
+      return skipWhile(seek(key), (row) =>
+        reverse ? tokenizer.compare(row, key) >= 0 : tokenizer.compare(row, key) <= 0,
+      );
+    });
+  await walkInSlices(page.source(rows), (row) => page.offer(row), resume);
+  return page.result();
+}
+
+/** One page being filled, one row at a time, with Nomad's paginator rules. */
+class PageCollector<Row, Key> {
+  private readonly items: Row[] = [];
+  private nextToken = "";
+  private found: boolean;
+  private readonly perPage: number;
+  /** Where a row stands relative to the client's token, while it has not been reached. */
+  private readonly position: ((row: Row) => number) | undefined;
+  private readonly key: Key | undefined;
+
+  constructor(private readonly options: PaginateOptions<Row, Key>) {
+    const perPage = options.perPage ?? 0;
+    if (!Number.isSafeInteger(perPage) || perPage < 0) {
+      throw new RangeError(`perPage must be a non-negative integer, got ${perPage}`);
     }
+    this.perPage = perPage;
+    const target = options.nextToken ?? "";
+    this.found = target === "";
+    if (this.found) return;
+    const { tokenizer } = options;
+    const key = tokenizer.parse(target);
+    this.key = key;
+    this.position =
+      key !== undefined
+        ? (row) => tokenizer.compare(row, key)
+        : // A token we never issued: place it the way Nomad would, by string order.
+          (row) => compareCodePoints(tokenizer.token(row), target);
   }
 
-  const items: Row[] = [];
-  for (const row of source) {
-    if (!found && position !== undefined) {
-      const c = position(row);
-      if (reverse ? c > 0 : c < 0) continue;
-    }
-    if (allow !== undefined && !allow(row)) continue;
-    if (filter !== undefined && !passes(filter, row)) continue;
-    found = true;
-    if (perPage > 0 && items.length === perPage) return { items, nextToken: tokenizer.token(row) };
-    items.push(row);
+  /** Where to start reading: near the token when the table can seek. */
+  source(rows: Iterable<Row>): Iterable<Row> {
+    const { seek } = this.options;
+    return this.key !== undefined && seek !== undefined ? seek(this.key) : rows;
   }
-  return { items, nextToken: "" };
+
+  /** Takes `row` if it belongs on the page; false once the page is full. */
+  offer(row: Row): boolean {
+    const { allow, filter, reverse = false, tokenizer } = this.options;
+    if (!this.found && this.position !== undefined) {
+      const c = this.position(row);
+      if (reverse ? c > 0 : c < 0) return true;
+    }
+    if (allow !== undefined && !allow(row)) return true;
+    if (filter !== undefined && !passes(filter, row)) return true;
+    this.found = true;
+    if (this.perPage > 0 && this.items.length === this.perPage) {
+      this.nextToken = tokenizer.token(row);
+      return false;
+    }
+    this.items.push(row);
+    return true;
+  }
+
+  result(): Page<Row> {
+    return { items: this.items, nextToken: this.nextToken };
+  }
 }
 
 function passes(filter: Filter, row: unknown): boolean {

@@ -89,9 +89,11 @@ export function missedHeartbeat(
  *
  * TTL: max(min_heartbeat_ttl, nodes ÷ max_heartbeats_per_second) plus a
  * random stagger in [0, ttl); the client is told the TTL, the server waits
- * TTL + heartbeat_grace. When leadership starts, every node that is not down
- * gets failover_heartbeat_ttl after a failover (clients need time to find
- * the new leader), or a regular TTL on a fresh start.
+ * TTL + heartbeat_grace. When leadership starts, every node the log already
+ * holds that is not down gets failover_heartbeat_ttl, whether another
+ * server led before or this one restarted (Nomad does so after an
+ * election): its client needs time to find this server, and a heartbeat
+ * this server could not receive is no evidence the node is gone.
  */
 export class HeartbeatWatcher implements LeaderService, HeartbeatTimers {
   readonly name = "heartbeat-watcher";
@@ -109,10 +111,11 @@ export class HeartbeatWatcher implements LeaderService, HeartbeatTimers {
 
   start(ctx: ServiceContext): void {
     this.ctx = ctx;
-    const live = [...ctx.tables.nodes.all()].filter((n) => n.Status !== "down");
-    const { failoverHeartbeatTtl, heartbeatGrace } = ctx.config.heartbeat;
-    for (const n of live) {
-      this.arm(n.ID, ctx.failover ? failoverHeartbeatTtl : this.staggered(live.length) + heartbeatGrace);
+    // Nodes the log already holds heartbeated to a previous leader, or to
+    // this server before it restarted, never to these timers: however this
+    // leadership began, they get the failover TTL to find it.
+    for (const n of ctx.tables.nodes.all()) {
+      if (n.Status !== "down") this.arm(n.ID, ctx.config.heartbeat.failoverHeartbeatTtl);
     }
     // A purged node has nothing left to miss.
     this.subscription = ctx.store.change$

@@ -85,8 +85,12 @@ export class ServiceRunner {
     this.wanted = false;
     clearTimeout(this.retry);
     for (const s of this.subscriptions.splice(0)) s.unsubscribe();
+    // At once, not after a transition in flight: that may be a claim whose
+    // append waits on a log that went away, and the services must not keep
+    // deciding meanwhile.
+    const stopped = this.stopAll("shutting down");
     await this.transition;
-    await this.stopAll("shutting down");
+    await stopped;
   }
 
   private enqueue(step: () => Promise<void>): void {
@@ -154,10 +158,14 @@ export class ServiceRunner {
     this.epoch = 0;
     if (!this.running) return;
     this.running = false;
-    for (const s of [...this.services].reverse()) {
+    // Every service stops deciding (timers, subscriptions) before any of
+    // them is waited for: one finishing a long write must not leave the
+    // heartbeat timers running behind it.
+    const stopping = [...this.services].reverse().map(async (s) => {
       await s.stop();
       this.logger.info({ service: s.name, why }, "service stopped");
-    }
+    });
+    await Promise.all(stopping);
   }
 
   private checkDeposed(address: string): void {

@@ -98,10 +98,10 @@ export class Table<R extends IndexedRow> implements AnyTable {
     return this.secondary.get(index)?.get(value)?.size ?? 0;
   }
 
-  /** Rows whose primary key starts with `prefix`, in key order. */
-  *withPrefix(prefix: string): Generator<R> {
+  /** Rows whose primary key starts with `prefix`, in key order, from the first key >= `from` if given. */
+  *withPrefix(prefix: string, from?: string): Generator<R> {
     if (!this.keys) throw new Error(`table ${this.name} keeps no key order for prefix lookups`);
-    for (const k of this.keys.iterate(prefix)) {
+    for (const k of this.keys.iterate(from?.startsWith(prefix) ? from : prefix)) {
       if (!k.startsWith(prefix)) return;
       yield this.rows.get(k)!;
     }

@@ -156,4 +156,25 @@ describe("forwardToLeader", () => {
       "No cluster leader: a forwarded this request, but this server does not lead",
     );
   });
+
+  it("holds a request while no leader is known or the named one refuses connections, then forwards it", async () => {
+    const leader = await server("leader", () => pointingAt("", true));
+    apps.push(leader);
+    let named = "";
+    const follower = await server("follower", () => pointingAt(named));
+    apps.push(follower);
+    const answer = fetch(`http://${addressOf(follower)}/v1/rpc/Node.UpdateStatus`, {
+      method: "POST",
+      headers: { "content-type": "application/msgpack" },
+      body: Buffer.from([7]),
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    // A leader that has just gone: nothing listens there.
+    named = "127.0.0.1:1";
+    await new Promise((r) => setTimeout(r, 300));
+    named = addressOf(leader);
+    const res = await answer;
+    expect(res.status).toBe(201);
+    expect(((await res.json()) as { served: string }).served).toBe("leader");
+  });
 });

@@ -9,10 +9,10 @@ import { eventually } from "./eventually.ts";
 
 export interface Member {
   readonly name: string;
-  /** host:port, as the server advertises it. */
+  /** host:port, as the server advertises it; a restart keeps it. */
   readonly address: string;
   readonly url: string;
-  readonly process: ServeProcess;
+  process: ServeProcess;
   readonly dataDir: string;
   alive: boolean;
 }
@@ -29,16 +29,17 @@ export interface StateHash {
  * and an ephemeral HTTP port. For tests that kill servers for real.
  */
 export class Cluster {
-  private constructor(readonly members: Member[]) {}
+  private constructor(
+    readonly members: Member[],
+    private readonly logUrl: string,
+    private readonly extraArgs: readonly string[],
+  ) {}
 
   static async start(logUrl: string, names: readonly string[], extraArgs: string[] = []): Promise<Cluster> {
     const members = await Promise.all(
       names.map(async (name) => {
         const dataDir = await mkdtemp(join(tmpdir(), `chronomad-${name}-`));
-        const process = await spawnServe(
-          ["--log", logUrl, "--data-dir", dataDir, "--server-name", name, ...extraArgs],
-          { CHRONOMAD_LOG_LEVEL: "info" },
-        );
+        const process = await spawnMember(logUrl, name, dataDir, extraArgs);
         return {
           name,
           address: process.url.slice("http://".length),
@@ -49,7 +50,21 @@ export class Cluster {
         };
       }),
     );
-    return new Cluster(members);
+    return new Cluster(members, logUrl, extraArgs);
+  }
+
+  /**
+   * Starts a stopped member again, with its data dir, name and HTTP
+   * address (its clients reconnect where they were).
+   */
+  async restart(member: Member): Promise<void> {
+    if (member.alive) throw new Error(`${member.name} is still running`);
+    member.process = await spawnMember(this.logUrl, member.name, member.dataDir, [
+      ...this.extraArgs,
+      "--http-addr",
+      member.address,
+    ]);
+    member.alive = true;
   }
 
   alive(): Member[] {
@@ -126,6 +141,17 @@ export class Cluster {
       }),
     );
   }
+}
+
+function spawnMember(
+  logUrl: string,
+  name: string,
+  dataDir: string,
+  extraArgs: readonly string[],
+): Promise<ServeProcess> {
+  return spawnServe(["--log", logUrl, "--data-dir", dataDir, "--server-name", name, ...extraArgs], {
+    CHRONOMAD_LOG_LEVEL: "info",
+  });
 }
 
 /** Acknowledged writes: what callers were told succeeded, and at which index. */

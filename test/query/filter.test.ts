@@ -77,7 +77,9 @@ const cases: Case[] = [
   match("node", 'Meta["connect.sidecar_image"] matches `^envoyproxy/envoy:v1\\.2\\d$`', true),
   match("node", 'Drivers.docker.Attributes["driver.docker.version"] matches `^23\\.`', true),
   fails("eval", 'Priority matches "5"', /Value of type int is not convertible to \[\]byte/),
-  fails("node", 'Name matches "a(?i)b"', /\(\?i\) flag applies to only part of the pattern/, "regexp"),
+  // Go scopes flags: (?i) covers only what follows it.
+  match("node", 'Name matches "nomad(?i)-CLIENT"', true),
+  match("node", 'Name matches "NOMAD(?i)-client"', false),
   fails("node", 'Name matches "(?=client)"', /invalid or unsupported Perl syntax/, "regexp"),
   fails("node", "Name matches `\\1`", /invalid escape sequence/, "regexp"),
   fails(
@@ -302,11 +304,11 @@ describe("error positions", () => {
 
   it("refuses absurd nesting instead of overflowing the stack", () => {
     const deep = `${"(".repeat(5000)}Status == x${")".repeat(5000)}`;
-    expect(() => compileFilter(deep)).toThrowError(/nests deeper than 256 levels/);
+    expect(() => compileFilter(deep)).toThrowError(/nests parentheses and "not" deeper than 64 levels/);
   });
 });
 
-describe("RE2 translation", () => {
+describe("Go RE2 semantics", () => {
   const re = (pattern: string, text: string) =>
     compileFilter(`Name matches \`${pattern}\``).matches({ Name: text });
 

@@ -111,13 +111,19 @@ describe("heartbeat watcher", () => {
     expect(tables.nodes.get("gone")!.ModifyIndex).toBeLessThan(tables.nodes.get("n1")!.ModifyIndex);
   });
 
-  it("re-arms existing nodes with a regular TTL on a fresh start", async () => {
+  it("gives nodes the log already holds the failover TTL on a first leadership too (a restart, a replayed log)", async () => {
     const { clock, tables, settled, w } = await watcher({
       before: async (m) => {
         await m.write(registered("n1"), statusChange("n1", "initializing", "ready"));
       },
     });
     expect(w.tracked).toBe(1);
+    // Far past a regular TTL + grace (20 s): heartbeats it could not receive count for nothing.
+    clock.advance(5 * 60_000 - 1);
+    await settled();
+    expect(tables.nodes.get("n1")!.Status).toBe("ready");
+    // A heartbeat brings the regular TTL back.
+    expect(w.reset("n1")).toBe(10_000);
     clock.advance(20_001);
     await settled();
     expect(tables.nodes.get("n1")!.Status).toBe("down");

@@ -15,6 +15,9 @@ import { COMMON_READ_PARAMS, idParam, LIST_PARAMS, textQuery } from "../request-
 
 const listQuery = textQuery(...LIST_PARAMS, "resources", "task_states", ...COMMON_READ_PARAMS);
 
+/** A single allocation's read: its ID, and blocking-query parameters. */
+const oneAlloc = { params: idParam, querystring: textQuery("namespace", ...COMMON_READ_PARAMS) } as const;
+
 const stopQuery = {
   type: "object",
   properties: {
@@ -37,8 +40,8 @@ export const allocationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
     const allow = (a: AllocRow) =>
       (namespace === ALL_NAMESPACES || a.Namespace === namespace) &&
       request.identity.allows(a.Namespace, "read-job");
-    return blockingQuery(ctx, request, reply, ["allocs"], () => {
-      const page = badRequestOnQueryError(() =>
+    return blockingQuery(ctx, request, reply, ["allocs"], async () => {
+      const page = await badRequestOnQueryError(() =>
         pageByCreation(allocs, { prefix, list: parseListQuery(q), allow }),
       );
       return {
@@ -49,7 +52,7 @@ export const allocationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
     });
   });
 
-  app.get("/v1/allocation/:id", { schema: { params: idParam } }, async (request, reply) => {
+  app.get("/v1/allocation/:id", { schema: oneAlloc }, async (request, reply) => {
     const { allocs } = request.view.tables;
     const { id } = request.params as { id: string };
     const body = await blockingQuery(ctx, request, reply, ["allocs"], () => {

@@ -64,6 +64,7 @@ export const clientRpcPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) 
   app.route({
     method: ["PUT", "POST"],
     url: "/v1/rpc/:method",
+    schema: { params: { type: "object", properties: { method: { type: "string" } }, required: ["method"] } },
     handler: async (request) => {
       throw ApiError.notFound(`rpc: can't find method ${(request.params as { method: string }).method}`);
     },

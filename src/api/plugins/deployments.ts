@@ -21,8 +21,8 @@ export const deploymentsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
     const allow = (d: DeploymentRow) =>
       (namespace === ALL_NAMESPACES || d.Namespace === namespace) &&
       request.identity.allows(d.Namespace, "read-job");
-    return blockingQuery(ctx, request, reply, ["deployments"], () => {
-      const page = badRequestOnQueryError(() =>
+    return blockingQuery(ctx, request, reply, ["deployments"], async () => {
+      const page = await badRequestOnQueryError(() =>
         pageByCreation(deployments, { prefix, list: parseListQuery(q), allow }),
       );
       return { index: deployments.index, body: page.items, nextToken: page.nextToken };

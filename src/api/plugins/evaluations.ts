@@ -71,8 +71,8 @@ export const evaluationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
       throw ApiError.badRequest("Filter expression cannot be used with other filter parameters");
     }
     const allowNamespace = namespaceCheck(request.identity);
-    return blockingQuery(ctx, request, reply, ["evals"], () => {
-      const page = badRequestOnQueryError(() =>
+    return blockingQuery(ctx, request, reply, ["evals"], async () => {
+      const page = await badRequestOnQueryError(() =>
         listEvals(evals, { namespace, prefix: query.prefix ?? "", status, job, list, allowNamespace }),
       );
       return { index: evals.index, body: page.items, nextToken: page.nextToken };
@@ -87,8 +87,8 @@ export const evaluationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
     const filter = query.filter ? compile(query.filter) : undefined;
     const allowNamespace = namespaceCheck(request.identity);
     const allowsEveryNamespace = [...namespaces.all()].every((n) => allowNamespace(n.Name));
-    return blockingQuery(ctx, request, reply, ["evals"], () => {
-      const count = countEvals(evals, {
+    return blockingQuery(ctx, request, reply, ["evals"], async () => {
+      const count = await countEvals(evals, {
         namespace,
         prefix: query.prefix ?? "",
         filter,

@@ -11,6 +11,8 @@ import { EventStreamConnection, type TopicFilter } from "../event-stream-connect
  * that saw N and reconnects with index=N gets every later frame once).
  */
 export const eventsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
+  let subscribers = 0;
+  ctx.metrics.gauge("chronomad.event_stream.subscribers", () => subscribers);
   app.get(
     "/v1/event/stream",
     {
@@ -31,6 +33,15 @@ export const eventsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => 
       const namespace = query.namespace || "default";
       if (!request.identity.allows(namespace, "read-job")) throw ApiError.forbidden();
 
+      if (subscribers >= ctx.config.eventStreamMaxSubscribers) {
+        reply.header("Retry-After", "1");
+        throw new ApiError(
+          429,
+          `too many event stream subscribers (${ctx.config.eventStreamMaxSubscribers}): retry later`,
+        );
+      }
+      subscribers++;
+      reply.raw.once("close", () => subscribers--);
       reply.hijack();
       new EventStreamConnection(ctx, request.raw, reply.raw, topics, namespace, query.index ?? 0);
     },

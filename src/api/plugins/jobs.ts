@@ -4,7 +4,7 @@ import { latestDeployment } from "../../../projections/deployments.ts";
 import { jobKey } from "../../../projections/evals.ts";
 import type { JobRow } from "../../../projections/jobs.ts";
 import { newEvaluation } from "../../../streams/evals.ts";
-import { namespaceIdTokenizer, paginate, parseListQuery } from "../../query/paginator.ts";
+import { namespaceIdTokenizer, paginateInSlices, parseListQuery } from "../../query/paginator.ts";
 import { ApiError } from "../api-error.ts";
 import { blockingQuery, setReadHeaders } from "../blocking-query.ts";
 import { commit } from "../commit.ts";
@@ -92,15 +92,16 @@ export const jobsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
     const prefix = q.prefix ?? "";
     const { jobs, jobSummaries } = request.view.tables;
     const allow = (j: JobRow) => request.identity.allows(j.Namespace, "read-job");
-    return blockingQuery(ctx, request, reply, ["jobs", "job_summary"], () => {
-      const page = badRequestOnQueryError(() => {
+    return blockingQuery(ctx, request, reply, ["jobs", "job_summary"], async () => {
+      // The rows are copied out first, so the sliced walk may yield while jobs change.
+      const page = await badRequestOnQueryError(() => {
         const list = parseListQuery(q);
         const rows =
           namespace === ALL_NAMESPACES
             ? [...jobs.all()].filter((j) => j.ID.startsWith(prefix))
             : [...jobs.withPrefix(`${namespace}\u0000${prefix}`)];
         if (list.reverse) rows.reverse();
-        return paginate(rows, {
+        return paginateInSlices(rows, {
           perPage: list.perPage,
           nextToken: list.nextToken,
           reverse: list.reverse,

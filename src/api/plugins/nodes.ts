@@ -10,7 +10,7 @@ import type {
   SchedulingEligibility,
 } from "../../../streams/nodes.ts";
 import { evalsForNode } from "../../nodes/node-evals.ts";
-import { idTokenizer, paginate, parseListQuery } from "../../query/paginator.ts";
+import { idTokenizer, paginateInSlices, parseListQuery } from "../../query/paginator.ts";
 import { ApiError } from "../api-error.ts";
 import { blockingQuery } from "../blocking-query.ts";
 import { commit, type Draft } from "../commit.ts";
@@ -30,6 +30,9 @@ const listQuery = textQuery(
   "os",
   ...COMMON_READ_PARAMS,
 );
+
+/** A single node's reads: its ID, and blocking-query parameters. */
+const oneNode = { params: idParam, querystring: textQuery(...COMMON_READ_PARAMS) } as const;
 
 /** Nomad's api.NodeUpdateDrainRequest. */
 const drainBody = {
@@ -81,9 +84,14 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
     const { nodes } = request.view.tables;
     const q = request.query as Record<string, string | undefined>;
     const fields = { resources: q.resources === "true", os: q.os === "true" };
-    return blockingQuery(ctx, request, reply, ["nodes"], () => {
-      const page = badRequestOnQueryError(() =>
-        paginate(nodes.withPrefix(q.prefix ?? ""), { ...parseListQuery(q), tokenizer: idTokenizer }),
+    const prefix = q.prefix ?? "";
+    return blockingQuery(ctx, request, reply, ["nodes"], async () => {
+      const page = await badRequestOnQueryError(() =>
+        paginateInSlices(nodes.withPrefix(prefix), {
+          ...parseListQuery(q),
+          tokenizer: idTokenizer,
+          seek: (id) => nodes.withPrefix(prefix, id),
+        }),
       );
       return {
         index: nodes.index,
@@ -93,7 +101,7 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
     });
   });
 
-  app.get("/v1/node/:id", { schema: { params: idParam } }, async (request, reply) => {
+  app.get("/v1/node/:id", { schema: oneNode }, async (request, reply) => {
     canRead(request);
     const { nodes } = request.view.tables;
     const { id } = request.params as { id: string };
@@ -105,7 +113,7 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
     return body;
   });
 
-  app.get("/v1/node/:id/allocations", { schema: { params: idParam } }, async (request, reply) => {
+  app.get("/v1/node/:id/allocations", { schema: oneNode }, async (request, reply) => {
     canRead(request);
     const node = nodeParam(request);
     const { allocs } = request.view.tables;

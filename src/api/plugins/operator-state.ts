@@ -3,6 +3,7 @@ import { firstValueFrom, race, timer } from "rxjs";
 import { currentLeadership } from "../../../projections/leadership.ts";
 import { parseBlockingParams } from "../blocking-query.ts";
 import type { ApiContext } from "../context.ts";
+import { textQuery } from "../request-schemas.ts";
 
 /**
  * `GET /v1/operator/state-hash[?index=N&wait=D]`: a digest of every table at
@@ -13,7 +14,8 @@ import type { ApiContext } from "../context.ts";
  * server has applied record N. chronomad's own endpoint; Nomad has none.
  */
 export const operatorStatePlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
-  app.get("/v1/operator/state-hash", async (request) => {
+  const query = textQuery("index", "wait");
+  app.get("/v1/operator/state-hash", { schema: { querystring: query } }, async (request) => {
     const { minIndex, waitMs } = parseBlockingParams(request.query as Record<string, unknown>);
     if (minIndex > ctx.store.appliedIndex) {
       await firstValueFrom(race(ctx.store.waitFor(minIndex), timer(waitMs), ctx.closing$), {

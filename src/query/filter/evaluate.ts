@@ -1,15 +1,15 @@
 import type { Expression, MatchExpression, Selector } from "./ast.ts";
 import { selectorText } from "./ast.ts";
-import type { FilterPosition } from "./filter-error.ts";
 import { FilterError, positionAt } from "./filter-error.ts";
+import type { GoRegexp } from "./go-regexp.ts";
+import { compileGoRegexp, GoRegexpError } from "./go-regexp.ts";
 import { parseGoBool, parseGoFloat, parseGoInt } from "./go-strconv.ts";
-import { Re2Error, translateRe2 } from "./re2.ts";
 
 /**
  * Turns the AST into nested closures once per request, so evaluating a row is
  * only property reads and comparisons: selector paths are pre-split (array
  * indexes pre-parsed), the value is pre-coerced to every kind it may be
- * compared with, and regexes are pre-translated and compiled.
+ * compared with, and regexes are compiled (Go's RE2, linear time).
  *
  * Semantics follow go-bexpr v0.1.12 evaluate.go as Nomad 1.5 calls it
  * (CreateEvaluator(expr).Evaluate(*structs.X)), mapped onto JSON-shaped rows:
@@ -40,16 +40,9 @@ const hasOwn = Object.hasOwn;
 
 export function compileExpression(expr: Expression, source: string): Predicate {
   switch (expr.kind) {
-    case "and": {
-      const left = compileExpression(expr.left, source);
-      const right = compileExpression(expr.right, source);
-      return (datum) => left(datum) && right(datum);
-    }
-    case "or": {
-      const left = compileExpression(expr.left, source);
-      const right = compileExpression(expr.right, source);
-      return (datum) => left(datum) || right(datum);
-    }
+    case "and":
+    case "or":
+      return compileChain(expr.kind, expr, source);
     case "not": {
       const operand = compileExpression(expr.operand, source);
       return (datum) => !operand(datum);
@@ -59,10 +52,44 @@ export function compileExpression(expr: Expression, source: string): Predicate {
   }
 }
 
+/**
+ * `a and b and c …` parses right-nested, one level per clause. Compiling that
+ * as nested closures would recurse once per clause, here and again on every
+ * row, so a long chain is flattened into one loop: recursion is left only
+ * for parentheses and `not`, whose depth the parser bounds.
+ */
+function compileChain(kind: "and" | "or", expr: Expression, source: string): Predicate {
+  const operands: Predicate[] = [];
+  let cur = expr;
+  while (cur.kind === kind) {
+    operands.push(compileExpression(cur.left, source));
+    cur = cur.right;
+  }
+  operands.push(compileExpression(cur, source));
+  const [a, b, c] = operands as [Predicate, Predicate, Predicate | undefined];
+  // Short chains, the usual case, keep straight-line closures.
+  if (operands.length === 2) return kind === "and" ? (d) => a(d) && b(d) : (d) => a(d) || b(d);
+  if (operands.length === 3 && c !== undefined) {
+    return kind === "and" ? (d) => a(d) && b(d) && c(d) : (d) => a(d) || b(d) || c(d);
+  }
+  const n = operands.length;
+  if (kind === "and") {
+    return (d) => {
+      for (let i = 0; i < n; i++) if (!(operands[i] as Predicate)(d)) return false;
+      return true;
+    };
+  }
+  return (d) => {
+    for (let i = 0; i < n; i++) if ((operands[i] as Predicate)(d)) return true;
+    return false;
+  };
+}
+
 function compileMatch(expr: MatchExpression, source: string): Predicate {
-  const position = positionAt(source, expr.index);
+  // Positions are computed only on failure: positionAt is linear in the
+  // source, and doing it per clause up front would be quadratic.
   const fail = (detail: string): never => {
-    throw new FilterError("evaluation", detail, position);
+    throw new FilterError("evaluation", detail, positionAt(source, expr.index));
   };
   const resolve = compileSelector(expr.selector, fail);
   const raw = expr.value ?? "";
@@ -126,7 +153,7 @@ function compileMatch(expr: MatchExpression, source: string): Predicate {
     }
     case "matches":
     case "notMatches": {
-      const re = compileRegExp(raw, positionAt(source, expr.valueIndex ?? expr.index));
+      const re = compileRegExp(raw, source, expr.valueIndex ?? expr.index);
       const test = (v: unknown): boolean =>
         typeof v === "string" ? re.test(v) : fail(`Value of type ${goType(v)} is not convertible to []byte`);
       if (expr.operator === "matches") {
@@ -302,16 +329,15 @@ function isUniformlyTyped(values: readonly unknown[]): boolean {
   return values.every((v) => (typeof v === "number" ? goKind(v) : typeof v) === kind);
 }
 
-function compileRegExp(pattern: string, position: FilterPosition): RegExp {
+function compileRegExp(pattern: string, source: string, index: number): GoRegexp {
   try {
-    const { source, flags } = translateRe2(pattern);
-    return new RegExp(source, flags);
+    return compileGoRegexp(pattern);
   } catch (err) {
-    const reason = err instanceof Re2Error || err instanceof SyntaxError ? err.message : String(err);
+    if (!(err instanceof GoRegexpError)) throw err;
     throw new FilterError(
       "regexp",
-      `Failed to compile regular expression ${JSON.stringify(pattern)}: ${reason}`,
-      position,
+      `Failed to compile regular expression ${JSON.stringify(pattern)}: ${err.reason}`,
+      positionAt(source, index),
     );
   }
 }

@@ -12,9 +12,9 @@ export interface FilterPosition {
 
 /**
  * `syntax`: the expression does not parse (Nomad: 400 when the paginator is
- * created). `regexp`: a `matches` pattern that Go would reject, or that
- * JavaScript cannot express identically (Nomad reports Go's rejection only
- * when a row is evaluated; we report it up front). `evaluation`: a row made a
+ * created; also a filter too long or too deeply nested to accept). `regexp`:
+ * a `matches` pattern that Go would reject (Nomad reports that only when a
+ * row is evaluated; we report it up front). `evaluation`: a row made a
  * clause fail (unknown struct field, uncoercible value, ...).
  */
 export type FilterErrorKind = "syntax" | "regexp" | "evaluation";

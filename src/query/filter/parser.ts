@@ -12,13 +12,29 @@ import { goUnquote } from "./go-strconv.ts";
  * every alternative, in grammar order, is what makes positions and "expected"
  * lists come out identical to Nomad's. Results are memoised per rule and
  * position so deeply nested parentheses stay linear instead of exponential.
+ *
+ * Two bounds that bexpr does not have keep one request from taking the
+ * server down: the input's length, and its nesting of parentheses and `not`
+ * (the only recursion left; `and` / `or` chains are parsed as loops).
  */
 
 const FAIL: unique symbol = Symbol("fail");
 type Result<T> = T | typeof FAIL;
 
-/** Nesting beyond this is refused instead of overflowing the JS stack. */
-const MAX_DEPTH = 256;
+/**
+ * Filters arrive in a URL query string (or an eval-delete body); Node refuses
+ * request heads over 16 KiB by default, so no GET can carry more than this,
+ * and hand-written filters are a few hundred characters. The cap bounds the
+ * parser's memo table and the compiled closures for any route.
+ */
+export const MAX_FILTER_LENGTH = 16 * 1024;
+
+/**
+ * Parentheses plus `not`s, nested. Each level costs ~15 JS frames here and
+ * one on every evaluated row; 64 is far beyond any real filter and far below
+ * the stack's limit (~10,000 frames).
+ */
+export const MAX_FILTER_DEPTH = 64;
 
 interface CustomError {
   readonly index: number;
@@ -27,6 +43,16 @@ interface CustomError {
 }
 
 export function parseFilter(input: string): Expression {
+  if (input.length > MAX_FILTER_LENGTH) {
+    // Checked before parsing, so a megabyte costs nothing; the position is where the limit falls.
+    const position = positionAt(input, MAX_FILTER_LENGTH);
+    throw new FilterError(
+      "syntax",
+      `${formatPosition(position)}: filter expression is ${input.length} characters long; ` +
+        `the limit is ${MAX_FILTER_LENGTH}`,
+      position,
+    );
+  }
   return new Parser(input).parse();
 }
 
@@ -174,7 +200,7 @@ class Parser {
     this.ws();
     if (this.lit("(")) {
       this.ws();
-      const expr = this.or();
+      const expr = this.nested(() => this.or());
       if (expr !== FAIL) {
         this.ws();
         if (this.lit(")")) {
@@ -194,13 +220,13 @@ class Parser {
     return FAIL;
   }
 
-  /** Guards the two self-recursive rules against inputs like 10,000 `(` or `not`. */
+  /** Wraps the recursion through `(` and `not`, refusing it beyond MAX_FILTER_DEPTH. */
   private nested<T>(parse: () => T): T {
-    if (++this.depth > MAX_DEPTH) {
+    if (++this.depth > MAX_FILTER_DEPTH) {
       const position = positionAt(this.src, this.pos);
       throw new FilterError(
         "syntax",
-        `${formatPosition(position)}: expression nests deeper than ${MAX_DEPTH} levels`,
+        `${formatPosition(position)}: expression nests parentheses and "not" deeper than ${MAX_FILTER_DEPTH} levels`,
         position,
       );
     }
@@ -212,46 +238,54 @@ class Parser {
   }
 
   private or(): Result<Expression> {
-    return this.nested(() =>
-      this.memoized("or", () => {
-        const start = this.pos;
-        const left = this.and();
-        if (left !== FAIL && this.ws() && this.lit("or") && this.ws()) {
-          const right = this.or();
-          if (right !== FAIL) return { kind: "or", left, right };
-        }
-        this.pos = start;
-        return this.and();
-      }),
-    );
+    return this.memoized("or", () => this.chain("or", () => this.and()));
   }
 
   private and(): Result<Expression> {
-    return this.memoized("and", () => {
-      const start = this.pos;
-      const left = this.not();
-      if (left !== FAIL && this.ws() && this.lit("and") && this.ws()) {
-        const right = this.and();
-        if (right !== FAIL) return { kind: "and", left, right };
+    return this.memoized("and", () => this.chain("and", () => this.not()));
+  }
+
+  /**
+   * `Or <- And _ "or" _ Or / And` (and `And` over `Not` alike) as a loop. It
+   * tries the same things in the same order as the right recursion (whose
+   * fallback re-parses the memoised left operand), so pigeon's error
+   * bookkeeping is unchanged, but a chain of clauses takes no stack.
+   */
+  private chain(word: "and" | "or", operand: () => Result<Expression>): Result<Expression> {
+    const first = operand();
+    if (first === FAIL) return FAIL;
+    const operands = [first];
+    for (;;) {
+      const before = this.pos;
+      if (this.ws() && this.lit(word) && this.ws()) {
+        const next = operand();
+        if (next !== FAIL) {
+          operands.push(next);
+          continue;
+        }
       }
-      this.pos = start;
-      return this.not();
-    });
+      this.pos = before;
+      break;
+    }
+    // Right-nested, as the grammar builds it.
+    let expr = operands.pop() as Expression;
+    for (let left = operands.pop(); left !== undefined; left = operands.pop()) {
+      expr = { kind: word, left, right: expr };
+    }
+    return expr;
   }
 
   private not(): Result<Expression> {
-    return this.nested(() =>
-      this.memoized("not", () => {
-        const start = this.pos;
-        if (this.lit("not") && this.ws()) {
-          const operand = this.not();
-          // `not not x` is x, as bexpr simplifies it.
-          if (operand !== FAIL) return operand.kind === "not" ? operand.operand : { kind: "not", operand };
-        }
-        this.pos = start;
-        return this.paren();
-      }),
-    );
+    return this.memoized("not", () => {
+      const start = this.pos;
+      if (this.lit("not") && this.ws()) {
+        const operand = this.nested(() => this.not());
+        // `not not x` is x, as bexpr simplifies it.
+        if (operand !== FAIL) return operand.kind === "not" ? operand.operand : { kind: "not", operand };
+      }
+      this.pos = start;
+      return this.paren();
+    });
   }
 
   /** `ParenthesizedExpression "grouping"`. */
@@ -260,7 +294,7 @@ class Parser {
       const start = this.pos;
       if (this.lit("(")) {
         this.ws();
-        const expr = this.or();
+        const expr = this.nested(() => this.or());
         if (expr !== FAIL) {
           this.ws();
           if (this.lit(")")) return expr;
@@ -272,7 +306,7 @@ class Parser {
       this.pos = start;
       if (this.lit("(")) {
         this.ws();
-        if (this.or() !== FAIL) {
+        if (this.nested(() => this.or()) !== FAIL) {
           this.ws();
           if (this.notAhead(() => this.lit(")")))
             this.addError(this.pos, "grouping", "Unmatched parentheses");

@@ -179,10 +179,6 @@ describe("PUT /v1/jobs", () => {
         /^nonexistent namespace "nope"$/,
       ],
       [
-        { Job: { ID: "x", TaskGroups: [{ Name: "g", Tasks: [{ Name: "t", Driver: "d" }] }] }, Bogus: 1 },
-        /has unknown field "Bogus"/,
-      ],
-      [
         {
           Job: {
             ID: "x",
