@@ -97,108 +97,121 @@ type Json = Record<string, unknown>;
  * 1.8's form of max_client_disconnect) is kept, since its LostAfter is
  * honoured (streams/allocs.ts maxClientDisconnectMs).
  */
-const JOB_FIELDS = new Set([
-  "Region",
-  "Namespace",
-  "ID",
-  "Name",
-  "Type",
-  "Priority",
-  "AllAtOnce",
-  "Datacenters",
-  "Constraints",
-  "Affinities",
-  "TaskGroups",
-  "Update",
-  "Multiregion",
-  "Spreads",
-  "Periodic",
-  "ParameterizedJob",
-  "Reschedule",
-  "Migrate",
-  "Meta",
-  "ConsulToken",
-  "VaultToken",
-  "Stop",
-  "ParentID",
-  "Dispatched",
-  "DispatchIdempotencyToken",
-  "Payload",
-  "ConsulNamespace",
-  "VaultNamespace",
-  "NomadTokenID",
-  "Status",
-  "StatusDescription",
-  "Stable",
-  "Version",
-  "SubmitTime",
-  "CreateIndex",
-  "ModifyIndex",
-  "JobModifyIndex",
-]);
-const GROUP_FIELDS = new Set([
-  "Name",
-  "Count",
-  "Constraints",
-  "Affinities",
-  "Tasks",
-  "Spreads",
-  "Volumes",
-  "RestartPolicy",
-  "ReschedulePolicy",
-  "EphemeralDisk",
-  "Update",
-  "Migrate",
-  "Networks",
-  "Meta",
-  "Services",
-  "ShutdownDelay",
-  "StopAfterClientDisconnect",
-  "MaxClientDisconnect",
-  "Scaling",
-  "Consul",
-  "Disconnect",
-]);
-const TASK_FIELDS = new Set([
-  "Name",
-  "Driver",
-  "User",
-  "Lifecycle",
-  "Config",
-  "Constraints",
-  "Affinities",
-  "Env",
-  "Services",
-  "Resources",
-  "RestartPolicy",
-  "Meta",
-  "KillTimeout",
-  "LogConfig",
-  "Artifacts",
-  "Vault",
-  "Templates",
-  "DispatchPayload",
-  "VolumeMounts",
-  "CSIPluginConfig",
-  "Leader",
-  "ShutdownDelay",
-  "KillSignal",
-  "Kind",
-  "ScalingPolicies",
-  "Identity",
-]);
-const RESOURCE_FIELDS = new Set([
-  "CPU",
-  "Cores",
-  "MemoryMB",
-  "MemoryMaxMB",
-  "DiskMB",
-  "IOPS",
-  "Networks",
-  "Devices",
-]);
-const CONSUL_FIELDS = new Set(["Namespace"]);
-const IDENTITY_FIELDS = new Set(["Env", "File"]);
+const JOB_FIELDS: FieldKinds = {
+  Region: "string",
+  Namespace: "string",
+  ID: "string",
+  Name: "string",
+  Type: "string",
+  Priority: "int",
+  AllAtOnce: "bool",
+  Datacenters: "array",
+  Constraints: "array",
+  Affinities: "array",
+  TaskGroups: "array",
+  Update: "object",
+  Multiregion: "object",
+  Spreads: "array",
+  Periodic: "object",
+  ParameterizedJob: "object",
+  Reschedule: "object",
+  Migrate: "object",
+  Meta: "stringMap",
+  ConsulToken: "string",
+  VaultToken: "string",
+  Stop: "bool",
+  ParentID: "string",
+  Dispatched: "bool",
+  DispatchIdempotencyToken: "string",
+  Payload: "string",
+  ConsulNamespace: "string",
+  VaultNamespace: "string",
+  NomadTokenID: "string",
+  Status: "string",
+  StatusDescription: "string",
+  Stable: "bool",
+  Version: "int",
+  SubmitTime: "int",
+  CreateIndex: "int",
+  ModifyIndex: "int",
+  JobModifyIndex: "int",
+};
+const GROUP_FIELDS: FieldKinds = {
+  Name: "string",
+  Count: "int",
+  Constraints: "array",
+  Affinities: "array",
+  Tasks: "array",
+  Spreads: "array",
+  Volumes: "object",
+  RestartPolicy: "object",
+  ReschedulePolicy: "object",
+  EphemeralDisk: "object",
+  Update: "object",
+  Migrate: "object",
+  Networks: "array",
+  Meta: "stringMap",
+  Services: "array",
+  ShutdownDelay: "int",
+  StopAfterClientDisconnect: "int",
+  MaxClientDisconnect: "int",
+  Scaling: "object",
+  Consul: "object",
+  Disconnect: "object",
+};
+const TASK_FIELDS: FieldKinds = {
+  Name: "string",
+  Driver: "string",
+  User: "string",
+  Lifecycle: "object",
+  Config: "object",
+  Constraints: "array",
+  Affinities: "array",
+  Env: "stringMap",
+  Services: "array",
+  Resources: "object",
+  RestartPolicy: "object",
+  Meta: "stringMap",
+  KillTimeout: "int",
+  LogConfig: "object",
+  Artifacts: "array",
+  Vault: "object",
+  Templates: "array",
+  DispatchPayload: "object",
+  VolumeMounts: "array",
+  CSIPluginConfig: "object",
+  Leader: "bool",
+  ShutdownDelay: "int",
+  KillSignal: "string",
+  Kind: "string",
+  ScalingPolicies: "array",
+  Identity: "object",
+};
+const RESOURCE_FIELDS: FieldKinds = {
+  CPU: "int",
+  Cores: "int",
+  MemoryMB: "int",
+  MemoryMaxMB: "int",
+  DiskMB: "int",
+  IOPS: "int",
+  Networks: "array",
+  Devices: "array",
+};
+const CONSUL_FIELDS: FieldKinds = {
+  Namespace: "string",
+};
+const IDENTITY_FIELDS: FieldKinds = {
+  Env: "bool",
+  File: "bool",
+};
+
+/**
+ * The JSON kind of each field, checked even where canonicalization does not
+ * read the field, so that a job of the wrong shape is a 400 rather than
+ * written to the log as sent.
+ */
+type FieldKind = "string" | "int" | "bool" | "object" | "array" | "stringMap";
+type FieldKinds = Readonly<Record<string, FieldKind>>;
 
 /** A job body that is not shaped like a job: a 400 naming the field. */
 export class JobShapeError extends Error {
@@ -214,12 +227,17 @@ class Reader {
   /** Fields set (not null) that Nomad 1.5 does not know, by path: dropped. */
   readonly ignored: string[] = [];
 
-  /** `o` without the fields not in `fields`. */
-  known(o: Json, fields: ReadonlySet<string>, path: string): Json {
+  /** `o` without the fields not in `fields`, each kept field checked for its kind. */
+  known(o: Json, fields: FieldKinds, path: string): Json {
     const out: Json = {};
     for (const [k, v] of Object.entries(o)) {
-      if (fields.has(k)) out[k] = v;
-      else if (v !== null && v !== undefined) this.ignored.push(`${path}.${k}`);
+      const kind = Object.hasOwn(fields, k) ? fields[k] : undefined;
+      if (kind !== undefined) {
+        // Go's int64 fields (SubmitTime in ns) exceed 2^53: their kind is any number here.
+        if (kind === "int") this.number(v, `${path}.${k}`);
+        else this[kind](v, `${path}.${k}`);
+        out[k] = v;
+      } else if (v !== null && v !== undefined) this.ignored.push(`${path}.${k}`);
     }
     return out;
   }
@@ -244,6 +262,11 @@ class Reader {
     if (typeof v !== "number" || !Number.isSafeInteger(v)) return this.fail(path, "an integer", v);
     return v;
   }
+  number(v: unknown, path: string): number | undefined {
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== "number" || !Number.isFinite(v)) return this.fail(path, "a number", v);
+    return v;
+  }
   bool(v: unknown, path: string): boolean | undefined {
     if (v === undefined || v === null) return undefined;
     if (typeof v !== "boolean") return this.fail(path, "a boolean", v);
@@ -258,7 +281,8 @@ class Reader {
 
   private fail(path: string, expected: string, v: unknown): undefined {
     const got = Array.isArray(v) ? "an array" : v === null ? "null" : typeof v;
-    this.errors.push(`${path} must be ${expected}, not ${got}`);
+    // Only the first error is reported (Nomad's decoder stops at its first too).
+    if (this.errors.length === 0) this.errors.push(`${path} must be ${expected}, not ${got}`);
     return undefined;
   }
 }

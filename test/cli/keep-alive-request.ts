@@ -58,8 +58,18 @@ export async function stalledUpload(url: string): Promise<{ close(): void }> {
   });
   // The server cuts it after the grace: that is expected, not an error here.
   socket.on("error", () => undefined);
+  // Node's server answers "100 Continue" once it has parsed the head: from
+  // then on the request is in flight, not an idle connection a shutdown may
+  // close at once.
+  const inFlight = new Promise<void>((resolve) => {
+    socket.on("data", (chunk: Buffer) => {
+      if (chunk.toString("latin1").startsWith("HTTP/1.1 100")) resolve();
+    });
+  });
   socket.write(
-    `PUT /v1/namespace/stalled HTTP/1.1\r\nHost: ${hostname}\r\nContent-Length: 1000\r\n\r\n{"Descrip`,
+    `PUT /v1/namespace/stalled HTTP/1.1\r\nHost: ${hostname}\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n`,
   );
+  await inFlight;
+  socket.write(`{"Descrip`);
   return { close: () => socket.destroy() };
 }

@@ -2,11 +2,11 @@ import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Kafka, logLevel } from "kafkajs";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SHUTDOWN_MARGIN_MS } from "../../src/shutdown/shutdown-sequence.ts";
 import { spawnServe } from "../cli/serve-process.ts";
 import { signalAndTime, tail } from "../cli/timed-exit.ts";
+import { useClusterTopics } from "./cluster-fixture.ts";
 import { KafkaProxy } from "./kafka-proxy.ts";
 
 const brokers = process.env.KAFKA_BROKERS;
@@ -20,13 +20,7 @@ if (!brokers) {
     it("needs a real broker", () => undefined);
   });
 } else {
-  const topics: string[] = [];
-  afterAll(async () => {
-    const admin = new Kafka({ brokers: brokers.split(","), logLevel: logLevel.NOTHING }).admin();
-    await admin.connect();
-    await admin.deleteTopics({ topics: topics.flatMap((t) => [t, `${t}.leader`]) }).catch(() => undefined);
-    await admin.disconnect();
-  });
+  const topics = useClusterTopics(brokers);
 
   describe("shutdown with the Kafka broker unreachable", () => {
     it("ends by the hard deadline, with an error naming the unreachable broker", async () => {

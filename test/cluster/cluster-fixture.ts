@@ -1,11 +1,27 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expect } from "vitest";
+import { Kafka, logLevel } from "kafkajs";
+import { afterAll, expect } from "vitest";
 import { TestNode } from "../api/node-fixtures.ts";
 import { type ServeProcess, spawnServe } from "../cli/serve-process.ts";
 import type { TestServer } from "../server-harness.ts";
 import { eventually } from "./eventually.ts";
+
+/**
+ * The topics a test file's clusters use, deleted with their leader topics
+ * once the file's tests are done. Push each topic as it is created.
+ */
+export function useClusterTopics(brokers: string): string[] {
+  const topics: string[] = [];
+  afterAll(async () => {
+    const admin = new Kafka({ brokers: brokers.split(","), logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    await admin.deleteTopics({ topics: topics.flatMap((t) => [t, `${t}.leader`]) }).catch(() => undefined);
+    await admin.disconnect();
+  });
+  return topics;
+}
 
 export interface Member {
   readonly name: string;

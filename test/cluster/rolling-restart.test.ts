@@ -1,10 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { Kafka, logLevel } from "kafkajs";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { percentile } from "../../src/bench/percentile.ts";
 import { clusterCensus, runJob } from "../cli/cluster-client.ts";
 import { signalAndTime, tail } from "../cli/timed-exit.ts";
-import { Cluster, type Member, NamespaceWriters } from "./cluster-fixture.ts";
+import { Cluster, type Member, NamespaceWriters, useClusterTopics } from "./cluster-fixture.ts";
 import { eventually } from "./eventually.ts";
 import { HeartbeatFleet } from "./heartbeat-fleet.ts";
 
@@ -20,13 +19,7 @@ if (!brokers) {
     it("needs a real broker", () => undefined);
   });
 } else {
-  const topics: string[] = [];
-  afterAll(async () => {
-    const admin = new Kafka({ brokers: brokers.split(","), logLevel: logLevel.NOTHING }).admin();
-    await admin.connect();
-    await admin.deleteTopics({ topics: topics.flatMap((t) => [t, `${t}.leader`]) }).catch(() => undefined);
-    await admin.disconnect();
-  });
+  const topics = useClusterTopics(brokers);
 
   const statusHistory = async (m: Member, id: string) =>
     (

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { Kafka, logLevel } from "kafkajs";
-import { afterAll, describe, expect, it } from "vitest";
-import { Cluster, type Member, NamespaceWriters } from "./cluster-fixture.ts";
+import { describe, expect, it } from "vitest";
+import { Cluster, type Member, NamespaceWriters, useClusterTopics } from "./cluster-fixture.ts";
 import { eventually } from "./eventually.ts";
 
 const brokers = process.env.KAFKA_BROKERS;
@@ -12,13 +11,7 @@ if (!brokers) {
     it("needs a real broker", () => undefined);
   });
 } else {
-  const topics: string[] = [];
-  afterAll(async () => {
-    const admin = new Kafka({ brokers: brokers.split(","), logLevel: logLevel.NOTHING }).admin();
-    await admin.connect();
-    await admin.deleteTopics({ topics: topics.flatMap((t) => [t, `${t}.leader`]) }).catch(() => undefined);
-    await admin.disconnect();
-  });
+  const topics = useClusterTopics(brokers);
 
   const nodeStatus = async (cluster: Cluster, m: Member, id: string) =>
     (await cluster.json<{ Status: string }>(m, `/v1/node/${id}`)).Status;

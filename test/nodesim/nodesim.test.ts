@@ -58,7 +58,7 @@ describe("nodesim against a real server", () => {
     expect(s.log.lastIndex()).toBe(before);
     const report = sim.report();
     expect(report.rpc["Node.Register"]?.calls).toBe(NODES);
-    expect(report.rpc["Node.UpdateStatus"]?.errors).toBe(0);
+    expect(report.rpc["Node.UpdateStatus"]?.errors, JSON.stringify(report.errors_by_reason)).toBe(0);
     expect(report.heartbeat.p99_ms).toBeGreaterThan(0);
     expect(report.nodes).toMatchObject({ total: NODES, up: NODES, silent: 0 });
     expect(allReady(s)).toBe(true);
@@ -105,7 +105,14 @@ describe("nodesim against a real server", () => {
     const running = allocsTable(s).get(web[0]!)!;
     expect(Object.keys(running.TaskStates ?? {}).sort()).toEqual(["app", "sidecar"]);
     const events = (running.TaskStates!.app as { Events: { Type: string }[] }).Events.map((e) => e.Type);
-    expect(events.slice(0, 4)).toEqual(["Received", "Task Setup", "Driver", "Started"]);
+    // A task keeps its last 10 events (as Nomad's client does); on a slow
+    // machine periodic re-renders may already have pushed the first ones out.
+    const lifecycle = ["Received", "Task Setup", "Driver", "Started"];
+    const kept = events.filter((t) => lifecycle.includes(t));
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept).toEqual(lifecycle.slice(lifecycle.length - kept.length));
+    expect(events.slice(0, kept.length)).toEqual(kept);
+    expect(events.slice(kept.length).every((t) => t === "Task hook message" || t === "Signaling")).toBe(true);
     const failed = allocsTable(s).get(broken[0]!)!.TaskStates!.run as {
       Failed: boolean;
       Events: { Type: string }[];

@@ -127,6 +127,19 @@ describe("PUT /v1/jobs", () => {
         /Job ID contains a space/,
       ],
       [{ Job: { ID: "x", TaskGroups: [] } }, /Missing job task groups/],
+      // Fields the control plane carries without reading are still checked for their kind.
+      [
+        { Job: { ID: "x", TaskGroups: [{ Name: "g", Tasks: [{ Name: "t", Driver: "d", Env: 5 }] }] } },
+        /TaskGroups\[0\]\.Tasks\[0\]\.Env must be an object, not number/,
+      ],
+      [
+        { Job: { ID: "x", TaskGroups: [{ Name: "g", Networks: "x", Tasks: [{ Name: "t", Driver: "d" }] }] } },
+        /TaskGroups\[0\]\.Networks must be an array, not string/,
+      ],
+      [
+        { Job: { ID: "x", TaskGroups: [{ Name: "g", Tasks: [{ Name: "t", Driver: "d", Services: "s" }] }] } },
+        /Tasks\[0\]\.Services must be an array, not string/,
+      ],
       [
         { Job: { ID: "x", Type: "weird", TaskGroups: [{ Name: "g", Tasks: [{ Name: "t", Driver: "d" }] }] } },
         /Invalid job type: "weird"/,
