@@ -74,7 +74,9 @@ describe("nodesim against a real server", () => {
   });
 
   it("runs placed allocations through pending → running → complete/failed, and stops what the server stops", async () => {
-    const { s, sim } = await setup();
+    // No periodic re-renders: a task keeps its last 10 events, and on a busy
+    // machine re-renders would push the lifecycle events checked here out.
+    const { s, sim } = await setup([], { driver: { ...FAST_DRIVER, eventInterval: 0 } });
     const service = simJob("web", "service", { tasks: [{ Name: "app" }, { Name: "sidecar" }] });
     const batch = simJob("report", "batch", { tasks: [{ Name: "run", Config: { run_for: "500ms" } }] });
     const failing = simJob("broken", "batch", {
@@ -105,14 +107,7 @@ describe("nodesim against a real server", () => {
     const running = allocsTable(s).get(web[0]!)!;
     expect(Object.keys(running.TaskStates ?? {}).sort()).toEqual(["app", "sidecar"]);
     const events = (running.TaskStates!.app as { Events: { Type: string }[] }).Events.map((e) => e.Type);
-    // A task keeps its last 10 events (as Nomad's client does); on a slow
-    // machine periodic re-renders may already have pushed the first ones out.
-    const lifecycle = ["Received", "Task Setup", "Driver", "Started"];
-    const kept = events.filter((t) => lifecycle.includes(t));
-    expect(kept.length).toBeGreaterThan(0);
-    expect(kept).toEqual(lifecycle.slice(lifecycle.length - kept.length));
-    expect(events.slice(0, kept.length)).toEqual(kept);
-    expect(events.slice(kept.length).every((t) => t === "Task hook message" || t === "Signaling")).toBe(true);
+    expect(events.slice(0, 4)).toEqual(["Received", "Task Setup", "Driver", "Started"]);
     const failed = allocsTable(s).get(broken[0]!)!.TaskStates!.run as {
       Failed: boolean;
       Events: { Type: string }[];
