@@ -49,8 +49,8 @@ describe("GET /v1/openapi.json", () => {
 
   it("is an OpenAPI 3 document", () => {
     expect(doc.openapi).toMatch(/^3\.\d+\.\d+$/);
-    expect(doc.info.title).toBeTruthy();
-    expect(doc.info.version).toBeTruthy();
+    expect(doc.info.title).toBe("chronomad HTTP API");
+    expect(doc.info.version).toBe("v1");
     expect(Object.keys(doc.paths).length).toBeGreaterThan(0);
   });
 
