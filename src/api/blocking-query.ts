@@ -71,25 +71,47 @@ export async function runBlocking<T>(
   watches: readonly Watch[],
   run: () => ReadResult<T> | Promise<ReadResult<T>>,
 ): Promise<ReadResult<T>> {
-  let result = await run();
-  // The past does not change: a read at an index answers at once.
-  const past = request.view?.atIndex !== undefined;
-  if (minIndex > 0 && result.index <= minIndex && !past) {
-    const deadline = Date.now() + waitMs + Math.random() * (waitMs / JITTER_FRACTION);
-    while (result.index <= minIndex && !request.raw.destroyed) {
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) break;
-      if ((await nextChange(ctx, watches, remaining)) !== "changed") break;
-      result = await run();
+  // Armed before each run, so a change applied while the read runs (it may
+  // yield) or before the wait begins still wakes it.
+  let change = armChange(ctx, watches);
+  try {
+    let result = await run();
+    // The past does not change: a read at an index answers at once.
+    const past = request.view?.atIndex !== undefined;
+    if (minIndex > 0 && result.index <= minIndex && !past) {
+      const deadline = Date.now() + waitMs + Math.random() * (waitMs / JITTER_FRACTION);
+      while (result.index <= minIndex && !request.raw.destroyed) {
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) break;
+        if ((await nextChange(ctx, change.changed, remaining)) !== "changed") break;
+        change = armChange(ctx, watches);
+        result = await run();
+      }
     }
+    return result;
+  } finally {
+    change.cancel();
   }
-  return result;
 }
 
-/** Waits for an applied change to `watches`, the end of `ms`, or the server closing. */
+interface ArmedChange {
+  /** Resolves at the first applied change to the watches after arming. */
+  readonly changed: Promise<void>;
+  cancel(): void;
+}
+
+function armChange(ctx: ApiContext, watches: readonly Watch[]): ArmedChange {
+  let cancel = () => {};
+  const changed = new Promise<void>((resolve) => {
+    cancel = ctx.watches.once(watches, () => resolve());
+  });
+  return { changed, cancel };
+}
+
+/** Waits for `changed`, the end of `ms`, or the server closing. */
 function nextChange(
   ctx: ApiContext,
-  watches: readonly Watch[],
+  changed: Promise<void>,
   ms: number,
 ): Promise<"changed" | "timeout" | "closing"> {
   return new Promise((resolve) => {
@@ -98,12 +120,11 @@ function nextChange(
     const settle = (why: "changed" | "timeout" | "closing") => {
       if (settled) return;
       settled = true;
-      cancel();
       clearTimeout(timer);
       closing?.unsubscribe();
       resolve(why);
     };
-    const cancel = ctx.watches.once(watches, () => settle("changed"));
+    void changed.then(() => settle("changed"));
     const timer = setTimeout(() => settle("timeout"), ms);
     // closing$ has completed already once the server is closing: settles at once.
     closing = ctx.closing$.subscribe({ next: () => settle("closing"), complete: () => settle("closing") });
