@@ -50,7 +50,8 @@ export function allocsProjection(nodes: Table<NodeRow>, jobVersions?: Table<JobR
 
   const projection: Projection = {
     name: "allocs",
-    version: 2,
+    // 3: placed allocations carry the legacy Resources total.
+    version: 3,
     tables: [allocs, refusals],
     reads: jobVersions ? ["nodes", "jobs"] : ["nodes"],
     handles: new Set([

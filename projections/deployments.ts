@@ -10,6 +10,7 @@ import {
 import type { Envelope } from "../streams/event-schema.ts";
 import type { AllocRow } from "./allocs.ts";
 import { jobKey } from "./evals.ts";
+import { goTime } from "./go-time.ts";
 
 export type DeploymentRow = DeploymentSpec & { readonly CreateIndex: number; readonly ModifyIndex: number };
 
@@ -32,8 +33,8 @@ export function deploymentsProjection(allocs: Table<AllocRow>) {
     // The allocations projection may have refused the record.
     if (ctx.rejected) return;
     const nowNs = event.at * 1e6;
-    const created = data.Deployment;
-    if (created && !deployments.has(created.ID)) ctx.put(deployments, stamped(created, ctx.index, ctx.index));
+    const created = data.Deployment && !deployments.has(data.Deployment.ID) ? data.Deployment : undefined;
+    if (created) ctx.put(deployments, stamped(created, ctx.index, ctx.index));
     for (const u of data.DeploymentUpdates ?? []) {
       const d = deployments.get(u.DeploymentID);
       if (!d || !isDeploymentActive(d.Status)) continue;
@@ -46,31 +47,55 @@ export function deploymentsProjection(allocs: Table<AllocRow>) {
       });
     }
     // Placements that applied join their deployment.
-    const placed = new Map<string, { tg: string; canary: boolean; id: string }[]>();
+    const placed = new Map<string, { tg: string; canary: boolean; id: string; modifyTimeNs: number }[]>();
     const consider = (id: string, canary: boolean) => {
       const a = allocs.get(id);
       if (!a || a.CreateIndex !== ctx.index || a.DeploymentID === "") return;
       const list = placed.get(a.DeploymentID) ?? [];
-      list.push({ tg: a.TaskGroup, canary, id });
+      list.push({ tg: a.TaskGroup, canary, id, modifyTimeNs: a.ModifyTime });
       placed.set(a.DeploymentID, list);
     };
     for (const p of data.Placements ?? []) consider(p.ID, p.Canary === true);
     for (const a of data.Placed) consider(a.ID, a.DeploymentStatus?.Canary === true);
+    // Allocations updated in place into the deployment this record creates
+    // join it as placements (Nomad's updateDeploymentWithAlloc). Into one that
+    // existed already, `observe` counted them as they changed.
+    if (created) {
+      for (const id of data.InPlace ?? []) {
+        const a = allocs.get(id);
+        if (!a || a.DeploymentID !== created.ID) continue;
+        const list = placed.get(a.DeploymentID) ?? [];
+        list.push({ tg: a.TaskGroup, canary: false, id, modifyTimeNs: a.ModifyTime });
+        placed.set(a.DeploymentID, list);
+      }
+    }
     for (const [id, list] of placed) {
       const d = deployments.get(id);
       if (!d) continue;
       const groups: Record<string, DeploymentState> = { ...d.TaskGroups };
-      for (const { tg, canary, id: allocID } of list) {
+      for (const { tg, canary, id: allocID, modifyTimeNs } of list) {
         const state = groups[tg];
-        if (!state) continue;
-        groups[tg] = {
-          ...state,
-          PlacedAllocs: state.PlacedAllocs + 1,
-          PlacedCanaries: canary ? [...(state.PlacedCanaries ?? []), allocID] : state.PlacedCanaries,
-        };
+        if (state) groups[tg] = withPlacement(state, allocID, canary, modifyTimeNs);
       }
       ctx.put(deployments, { ...d, TaskGroups: groups, ModifyTime: nowNs, ModifyIndex: ctx.index });
     }
+  };
+
+  /** An allocation that moved into an existing deployment (an in-place update) counts as placed in it. */
+  const joined = (ctx: ApplyContext, after: AllocRow, atMs: number) => {
+    const d = deployments.get(after.DeploymentID);
+    const state = d?.TaskGroups[after.TaskGroup];
+    if (!d || !state) return;
+    const canary = after.DeploymentStatus?.Canary === true;
+    ctx.put(deployments, {
+      ...d,
+      TaskGroups: {
+        ...d.TaskGroups,
+        [after.TaskGroup]: withPlacement(state, after.ID, canary, after.ModifyTime),
+      },
+      ModifyTime: atMs * 1e6,
+      ModifyIndex: ctx.index,
+    });
   };
 
   /** An allocation's health, reported by its client, counts toward its deployment. */
@@ -78,6 +103,10 @@ export function deploymentsProjection(allocs: Table<AllocRow>) {
     const before = change.before as AllocRow | undefined;
     const after = change.after as AllocRow | undefined;
     if (!before || !after || after.DeploymentID === "") return;
+    if (before.DeploymentID !== after.DeploymentID) {
+      joined(ctx, after, change.at);
+      return;
+    }
     const was =
       before.DeploymentID === after.DeploymentID ? (before.DeploymentStatus?.Healthy ?? null) : null;
     const now = after.DeploymentStatus?.Healthy ?? null;
@@ -89,6 +118,9 @@ export function deploymentsProjection(allocs: Table<AllocRow>) {
       ...state,
       HealthyAllocs: Math.max(0, state.HealthyAllocs + (now ? 1 : 0) - (was === true ? 1 : 0)),
       UnhealthyAllocs: Math.max(0, state.UnhealthyAllocs + (now ? 0 : 1) - (was === false ? 1 : 0)),
+      RequireProgressBy: now
+        ? progressAfterHealthy(state, after.DeploymentStatus?.Timestamp ?? "")
+        : state.RequireProgressBy,
     };
     const fails = !now && d.Status === "running";
     ctx.put(deployments, {
@@ -103,7 +135,8 @@ export function deploymentsProjection(allocs: Table<AllocRow>) {
 
   const projection: Projection = {
     name: "deployments",
-    version: 1,
+    // 2: RequireProgressBy is kept. 3: in-place updates into a deployment count as placed.
+    version: 3,
     tables: [deployments],
     reads: ["allocs"],
     handles: new Set(["AllocsPlanApplied"]),
@@ -114,6 +147,47 @@ export function deploymentsProjection(allocs: Table<AllocRow>) {
     observe,
   };
   return { projection, deployments };
+}
+
+/**
+ * One more allocation placed in the group (Nomad's updateDeploymentWithAlloc):
+ * the first starts the progress deadline, from its modify time since it may
+ * have joined by an in-place update.
+ */
+function withPlacement(
+  state: DeploymentState,
+  allocID: string,
+  canary: boolean,
+  modifyTimeNs: number,
+): DeploymentState {
+  const starts = state.ProgressDeadline !== 0 && isZeroTime(state.RequireProgressBy);
+  const canaries = state.PlacedCanaries ?? [];
+  return {
+    ...state,
+    PlacedAllocs: state.PlacedAllocs + 1,
+    PlacedCanaries: canary && !canaries.includes(allocID) ? [...canaries, allocID] : state.PlacedCanaries,
+    RequireProgressBy: starts
+      ? goTime((modifyTimeNs + state.ProgressDeadline) / 1e6)
+      : state.RequireProgressBy,
+  };
+}
+
+function isZeroTime(t: string): boolean {
+  return t === "" || t.startsWith("0001-01-01T00:00:00");
+}
+
+/**
+ * Nomad's updateDeploymentWithAlloc: a healthy allocation moves the group's
+ * deadline to its health timestamp plus the progress deadline, if later.
+ */
+function progressAfterHealthy(state: DeploymentState, healthyAt: string): string {
+  const at = Date.parse(healthyAt);
+  if (state.ProgressDeadline === 0 || !Number.isFinite(at)) return state.RequireProgressBy;
+  const by = at + state.ProgressDeadline / 1e6;
+  const current = isZeroTime(state.RequireProgressBy)
+    ? Number.NEGATIVE_INFINITY
+    : Date.parse(state.RequireProgressBy);
+  return by > current ? goTime(by) : state.RequireProgressBy;
 }
 
 /** The job's most recent deployment (Nomad's LatestDeploymentByJobID: highest CreateIndex). */

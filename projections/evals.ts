@@ -9,6 +9,7 @@ import type {
   EvaluationsUpserted,
 } from "../streams/evals.ts";
 import type { Actor, Envelope } from "../streams/event-schema.ts";
+import type { JobScalingEvent } from "../streams/job-scaling.ts";
 import type { JobEvent } from "../streams/jobs.ts";
 import { deletable, recreatePage } from "./eval-delete-pages.ts";
 import { type DeleteSafetyLookups, isEvalDeleteSafe, NO_JOBS } from "./eval-delete-safety.ts";
@@ -187,14 +188,16 @@ export function evalsProjection(deps: EvalsProjectionDeps = {}) {
       "EvaluationsDeletedByFilter",
       "JobRegistered",
       "JobDeregistered",
+      "JobScaled",
     ]),
     evolve(ctx, event) {
-      const e = event as EvalEvent | JobEvent;
+      const e = event as EvalEvent | JobEvent | JobScalingEvent;
       switch (e.type) {
         case "EvaluationsUpserted":
           return upsert(ctx, e, e.data);
         case "JobRegistered":
         case "JobDeregistered":
+        case "JobScaled":
           // Nomad's FSM creates the job's evaluation in the job's own entry,
           // stamped with that entry's index; the jobs projection applies first
           // and may refuse the record.

@@ -67,6 +67,8 @@ export const TRACKED: Readonly<Record<string, Tracked>> = {
     fields: ["Status", "StatusDescription", "NextEval", "BlockedEval"],
     lists: {},
   },
+  // Who created, activated or retired which key; never its material (rows hold none).
+  root_keys: { object: "root_key", fields: ["State", "Algorithm"], lists: {} },
 };
 
 /** Fields of an event's data that explain why (whichever the event has). */

@@ -6,10 +6,14 @@ import { deleteSafetyLookups } from "./eval-delete-safety.ts";
 import { evalsProjection } from "./evals.ts";
 import { gcProjection } from "./gc.ts";
 import { historyProjection } from "./history.ts";
+import { jobSubmissionsProjection } from "./job-submissions.ts";
 import { jobsProjection } from "./jobs.ts";
 import { leadershipProjection } from "./leadership.ts";
 import { namespacesProjection } from "./namespaces.ts";
+import { nodePoolsProjection } from "./node-pools.ts";
 import { nodesProjection } from "./nodes.ts";
+import { rootKeysProjection } from "./root-keys.ts";
+import { scalingProjection } from "./scaling.ts";
 import { schedulerConfigProjection } from "./scheduler-config.ts";
 
 /**
@@ -21,8 +25,11 @@ export function createProjections() {
   const leadership = leadershipProjection();
   const namespaces = namespacesProjection();
   const schedulerConfig = schedulerConfigProjection();
+  const rootKeys = rootKeysProjection();
   const nodes = nodesProjection();
-  const jobs = jobsProjection({ namespaces: namespaces.namespaces });
+  const nodePools = nodePoolsProjection({ nodes: nodes.nodes });
+  const jobs = jobsProjection({ namespaces: namespaces.namespaces, nodePools: nodePools.pools });
+  nodePools.bind(jobs.jobs);
   const allocs = allocsProjection(nodes.nodes, jobs.versions);
   const evals = evalsProjection({
     schedulerConfig: schedulerConfig.schedulerConfig,
@@ -31,21 +38,34 @@ export function createProjections() {
   });
   jobs.bind(allocs.allocs, evals.evals);
   const deployments = deploymentsProjection(allocs.allocs);
+  const scaling = scalingProjection();
+  const jobSubmissions = jobSubmissionsProjection();
   const all: Projection[] = [
     cluster.projection,
     // Its admit() fences off writes made under a superseded leadership epoch.
     leadership.projection,
     namespaces.projection,
     schedulerConfig.projection,
+    rootKeys.projection,
     // Before evals: a job registration it refuses must not create its evaluation.
     jobs.projection,
     evals.projection,
+    // After jobs: they follow its rows, and record a scaling action only when it accepted it.
+    scaling.projection,
+    jobSubmissions.projection,
     // nodes before allocs: a client update is refused by the nodes projection before any change.
     nodes.projection,
+    // After nodes: a registration the nodes projection refuses creates no pool.
+    nodePools.projection,
     allocs.projection,
     // After allocs: it counts the placements of a plan that applied.
     deployments.projection,
-    gcProjection(evals.evals, allocs.allocs).projection,
+    gcProjection({
+      evals: evals.evals,
+      allocs: allocs.allocs,
+      jobs: jobs.jobs,
+      summaries: jobs.summaries,
+    }).projection,
   ];
   // Last: it folds in the row changes the others make (the audit trail).
   const history = historyProjection(all.flatMap((p) => p.tables.map((t) => t.name)));
@@ -59,13 +79,18 @@ export function createProjections() {
       evals: evals.evals,
       evalDeletes: evals.evalDeletes,
       schedulerConfig: schedulerConfig.schedulerConfig,
+      rootKeys: rootKeys.rootKeys,
       nodes: nodes.nodes,
       nodeSecrets: nodes.secrets,
+      nodePools: nodePools.pools,
       allocs: allocs.allocs,
       planRefusals: allocs.refusals,
       jobs: jobs.jobs,
       jobVersions: jobs.versions,
       jobSummaries: jobs.summaries,
+      jobSubmissions: jobSubmissions.submissions,
+      scalingPolicies: scaling.policies,
+      scalingEvents: scaling.events,
       deployments: deployments.deployments,
       history: history.history,
     },

@@ -3,15 +3,25 @@ import { Table } from "../src/store/table.ts";
 import { type ClientStatus, isTerminalAlloc } from "../streams/allocs.ts";
 import { isTerminalEvalStatus } from "../streams/evals.ts";
 import type { Envelope } from "../streams/event-schema.ts";
+import type { JobScalingEvent } from "../streams/job-scaling.ts";
 import type { JobDeregistered, JobEvent, JobRegistered, JobSpec } from "../streams/jobs.ts";
 import type { AllocRow } from "./allocs.ts";
 import { type EvaluationRow, jobKey } from "./evals.ts";
+import {
+  applyJobScaled,
+  applyJobStability,
+  type JobVersionTables,
+  stableOnDeploymentSuccess,
+} from "./job-version-changes.ts";
 import type { NamespaceRow } from "./namespaces.ts";
+import type { NodePoolRow } from "./node-pools.ts";
 
 export type JobStatus = "pending" | "running" | "dead";
 
 /** Nomad's Job as the API shows it: the spec plus what the server decided. */
 export type JobRow = JobSpec & {
+  /** Always set on a stored job: `default` when the submitter named none. */
+  readonly NodePool: string;
   readonly Status: JobStatus;
   readonly StatusDescription: string;
   readonly Stable: boolean;
@@ -81,8 +91,13 @@ export const versionKey = (namespace: string, jobID: string, version: number) =>
 /** Nomad's "nonexistent namespace" refusal. */
 export const nonexistentNamespace = (namespace: string) => `nonexistent namespace "${namespace}"`;
 
+/** Nomad's refusal of a job in a node pool that does not exist (state store and admission hook). */
+export const nonexistentNodePool = (jobID: string, pool: string) =>
+  `job ${JSON.stringify(jobID)} is in nonexistent node pool ${JSON.stringify(pool)}`;
+
 export interface JobsProjectionDeps {
   readonly namespaces: Table<NamespaceRow>;
+  readonly nodePools?: Table<NodePoolRow>;
 }
 
 /**
@@ -95,7 +110,7 @@ export function jobsProjection(deps: JobsProjectionDeps) {
   const jobs = new Table<JobRow>({
     name: "jobs",
     key: (j) => jobKey(j.Namespace, j.ID),
-    indexes: { namespace: (j) => j.Namespace, type: (j) => j.Type },
+    indexes: { namespace: (j) => j.Namespace, type: (j) => j.Type, pool: (j) => j.NodePool },
   });
   const versions = new Table<JobRow>({
     name: "job_versions",
@@ -121,6 +136,10 @@ export function jobsProjection(deps: JobsProjectionDeps) {
     const spec = data.Job;
     const key = jobKey(spec.Namespace, spec.ID);
     if (!deps.namespaces.has(spec.Namespace)) return ctx.reject(400, nonexistentNamespace(spec.Namespace));
+    // Records from before node pools name none: those jobs ran in `default`.
+    const nodePool = spec.NodePool || "default";
+    if (deps.nodePools && !deps.nodePools.has(nodePool))
+      return ctx.reject(400, nonexistentNodePool(spec.ID, nodePool));
     const existing = jobs.get(key);
     if (data.EnforceIndex) {
       const refusal = enforceIndexRefusal(data.JobModifyIndex, existing);
@@ -133,6 +152,7 @@ export function jobsProjection(deps: JobsProjectionDeps) {
     if (data.Eval) summary = withActivity(summary, { LiveEvals: 1, Evals: 1 });
     const row: JobRow = {
       ...spec,
+      NodePool: nodePool,
       Status: jobStatus(spec, summary.Activity),
       StatusDescription: "",
       Stable: false,
@@ -223,27 +243,53 @@ export function jobsProjection(deps: JobsProjectionDeps) {
     ctx.put(summaries, next);
     const job = jobs.get(key);
     if (!job) return;
-    const status = jobStatus(job, next.Activity);
+    // Allocations and evaluations are deleted only by an evaluation delete or
+    // garbage collection, after which Nomad computes the status with
+    // evalDelete: a job with nothing left is dead, not pending.
+    const status = jobStatus(job, next.Activity, change.after === undefined);
     if (status !== job.Status) ctx.put(jobs, { ...job, Status: status, ModifyIndex: ctx.index });
+  };
+
+  const versionTables: JobVersionTables = { jobs, versions, versionKey };
+
+  /** An evaluation this record creates: the evals projection applies it after this one, unobserved here. */
+  const countNewEval = (ctx: ApplyContext, key: string) => {
+    const summary = summaries.get(key);
+    if (!summary) return;
+    const next = withActivity(summary, { LiveEvals: 1, Evals: 1 });
+    ctx.put(summaries, next);
+    const job = jobs.get(key);
+    const status = job && jobStatus(job, next.Activity);
+    if (job && status !== job.Status) ctx.put(jobs, { ...job, Status: status!, ModifyIndex: ctx.index });
   };
 
   const projection: Projection = {
     name: "jobs",
-    version: 1,
+    // 3: rows carry NodePool. 4: scaling actions, stability (set, and from successful deployments).
+    version: 4,
     tables: [jobs, versions, summaries],
-    reads: ["namespaces"],
-    handles: new Set(["JobRegistered", "JobDeregistered"]),
-    observes: new Set(["allocs", "evals"]),
+    reads: deps.nodePools ? ["namespaces", "node_pools"] : ["namespaces"],
+    handles: new Set(["JobRegistered", "JobDeregistered", "JobStabilitySet", "JobScaled"]),
+    observes: new Set(["allocs", "evals", "deployments"]),
     evolve(ctx, event) {
-      const e = event as JobEvent;
+      const e = event as JobEvent | JobScalingEvent;
       switch (e.type) {
         case "JobRegistered":
           return register(ctx, e, e.data);
         case "JobDeregistered":
           return deregister(ctx, e, e.data);
+        case "JobScaled":
+          applyJobScaled(ctx, versionTables, e.data);
+          if (!ctx.rejected && e.data.Eval) countNewEval(ctx, jobKey(e.data.Namespace, e.data.JobID));
+          return;
+        case "JobStabilitySet":
+          return applyJobStability(ctx, versionTables, e.data);
       }
     },
-    observe,
+    observe(ctx, change) {
+      if (change.table === "deployments") return stableOnDeploymentSuccess(ctx, versionTables, change);
+      observe(ctx, change);
+    },
   };
 
   return {
@@ -275,15 +321,20 @@ export function enforceIndexRefusal(
   return jobModifyIndex !== 0 ? `${prefix} ${jobModifyIndex}: job does not exist` : undefined;
 }
 
-/** Nomad's getJobStatus, from the counts instead of a scan. */
+/**
+ * Nomad's getJobStatus, from the counts instead of a scan. `evalDelete`:
+ * computed after evaluations or allocations were deleted, when having none
+ * left means they were collected, not that none was ever made.
+ */
 export function jobStatus(
   job: Pick<JobSpec, "Type" | "Stop" | "Periodic" | "ParameterizedJob">,
   a: JobActivity,
+  evalDelete = false,
 ): JobStatus {
   if (job.Type === "system" || job.Periodic || job.ParameterizedJob) return job.Stop ? "dead" : "running";
   if (a.LiveAllocs > 0) return "running";
   if (a.LiveEvals > 0) return "pending";
-  if (a.Allocs > 0 || a.Evals > 0) return "dead";
+  if (evalDelete || a.Allocs > 0 || a.Evals > 0) return "dead";
   return "pending";
 }
 

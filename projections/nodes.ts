@@ -56,6 +56,7 @@ export function nodesProjection() {
       status: (n) => n.Status,
       class: (n) => n.ComputedClass || undefined,
       datacenter: (n) => n.Datacenter,
+      pool: (n) => n.NodePool,
     },
   });
   const secrets = new Table<NodeSecretRow>({
@@ -66,7 +67,8 @@ export function nodesProjection() {
 
   const projection: Projection = {
     name: "nodes",
-    version: 1,
+    // 2: rows carry NodePool.
+    version: 2,
     tables: [nodes, secrets],
     handles: new Set([
       "NodeRegistered",
@@ -215,6 +217,10 @@ export function nodesProjection() {
     e: Envelope<"NodeRegistered", { Node: NodeSpec; SecretIDHash: string }>,
   ) {
     const spec = e.data.Node;
+    if (spec.NodePool === "all") {
+      ctx.reject(400, 'node is not allowed to register in node pool "all"');
+      return;
+    }
     const existing = nodes.get(spec.ID);
     const secret = secrets.get(spec.ID);
     if (existing && secret && secret.SecretIDHash !== e.data.SecretIDHash) {

@@ -69,6 +69,8 @@ export interface GroupAllocation {
   readonly AllocatedResources: Json;
   readonly TaskResources: Json;
   readonly SharedResources: Json;
+  /** The legacy total: TaskResources and SharedResources summed as Nomad's state store does (COMPAT 0.11). */
+  readonly Resources: Json;
   readonly usage: Readonly<Usage>;
 }
 
@@ -86,6 +88,8 @@ export function groupAllocation(tg: TaskGroupSpec): GroupAllocation {
   const lifecycles: Record<string, Json | null> = {};
   const legacy: Record<string, Json> = {};
   const usage: Usage = { cpu: 0, memoryMB: 0, diskMB: num(tg.EphemeralDisk?.SizeMB) };
+  // Nomad's Resources.Add: MemoryMaxMB adds a task's max, or its MemoryMB when it has none.
+  let memoryMax = 0;
   for (const task of tg.Tasks ?? []) {
     const r = task.Resources;
     const cpu = num(r?.CPU);
@@ -98,6 +102,7 @@ export function groupAllocation(tg: TaskGroupSpec): GroupAllocation {
       Networks: null,
       Devices: null,
     };
+    memoryMax += num(r?.MemoryMaxMB) > 0 ? num(r?.MemoryMaxMB) : memory;
     lifecycles[task.Name] = task.Lifecycle ?? null;
     legacy[task.Name] = { CPU: cpu, Cores: 0, MemoryMB: memory, MemoryMaxMB: num(r?.MemoryMaxMB), DiskMB: 0 };
   }
@@ -109,6 +114,16 @@ export function groupAllocation(tg: TaskGroupSpec): GroupAllocation {
     },
     TaskResources: legacy,
     SharedResources: { DiskMB: usage.diskMB },
+    Resources: {
+      CPU: usage.cpu,
+      Cores: 0,
+      MemoryMB: usage.memoryMB,
+      MemoryMaxMB: memoryMax,
+      DiskMB: usage.diskMB,
+      IOPS: 0,
+      Networks: null,
+      Devices: null,
+    },
     usage,
   };
   groupAllocations.set(tg, result);

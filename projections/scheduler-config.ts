@@ -25,6 +25,7 @@ export const DEFAULT_SCHEDULER_CONFIG: SchedulerConfigRow = {
   MemoryOversubscriptionEnabled: false,
   RejectJobRegistration: false,
   PauseEvalBroker: false,
+  NodeLimitForFeasibilityChecks: 0,
   CreateIndex: 0,
   ModifyIndex: 0,
 };
@@ -60,6 +61,7 @@ export function schedulerConfigProjection() {
       ctx.put(schedulerConfig, {
         ...Config,
         PreemptionConfig: { ...Config.PreemptionConfig },
+        NodeLimitForFeasibilityChecks: Config.NodeLimitForFeasibilityChecks ?? 0,
         CreateIndex: before?.CreateIndex ?? ctx.index,
         ModifyIndex: ctx.index,
       });

@@ -83,7 +83,9 @@ log_index() {
 # Left out: the event stream answers a valid request with a stream that never
 # ends (a read timeout, not a finding), and agent/health answers 500 by
 # design while the server is behind its log, which writes make it for a moment.
-# Neither takes input worth fuzzing beyond what their own tests cover.
+# The agent monitor streams the log until the client hangs up, like the event
+# stream, and agent pprof answers 501 by design (no Go profiles to serve).
+# None takes input worth fuzzing beyond what their own tests cover.
 # Health checks are hypothesis's complaints about its own generation (most
 # query parameters are free text, so invalid ones are rare to draw), not
 # findings about the server; they would fail the run, so they are off.
@@ -95,6 +97,7 @@ run_schemathesis() {
     --mode "$mode" --phases "$phases" \
     --checks not_a_server_error,response_schema_conformance \
     --exclude-path /v1/event/stream --exclude-path /v1/agent/health \
+    --exclude-path /v1/agent/monitor --exclude-path '/v1/agent/pprof/{profile}' \
     --max-time "$half" --request-timeout 10 --workers "$workers" \
     --suppress-health-check all \
     --generation-database none --no-color)

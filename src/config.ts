@@ -46,6 +46,16 @@ export interface ServerConfig {
    * is bounded by this plus a fixed margin.
    */
   readonly shutdownGrace: number;
+  /**
+   * The cluster key-encryption key (32 bytes, base64) that wraps root key
+   * material in the log and the keystore (src/keyring/keystore.ts); "" for
+   * none. Secret: give it through the environment or keyring_kek_file.
+   */
+  readonly keyringKek: string;
+  /** A file holding the cluster key-encryption key, base64. */
+  readonly keyringKekFile: string;
+  /** Nomad's oidc_issuer: when set, /.well-known/openid-configuration is served. */
+  readonly oidcIssuer: string;
 }
 
 /** Nomad's heartbeat settings, with Nomad's names and defaults (milliseconds here). */
@@ -68,31 +78,132 @@ interface Setting {
   readonly name: string;
   readonly kind: "string" | "integer" | "number" | "duration";
   readonly choices?: readonly string[];
+  /** What the setting does, for `chronomad serve --help`. */
+  readonly help: string;
+  /** Its value when nothing sets it, written as a flag would be; absent when derived (`help` says how). */
+  readonly default?: string;
+  /** The value's placeholder in the usage text. */
+  readonly placeholder?: string;
 }
 
 const SETTINGS: readonly Setting[] = [
-  { name: "http_addr", kind: "string" },
-  { name: "data_dir", kind: "string" },
-  { name: "log", kind: "string" },
-  { name: "server_name", kind: "string" },
-  { name: "snapshot_every", kind: "integer" },
-  { name: "fsync", kind: "string", choices: ["always", "never"] },
+  {
+    name: "http_addr",
+    kind: "string",
+    default: "127.0.0.1:4646",
+    placeholder: "HOST:PORT",
+    help: "address the HTTP API listens on",
+  },
+  {
+    name: "data_dir",
+    kind: "string",
+    default: "./data",
+    placeholder: "DIR",
+    help: "directory for the log and snapshots",
+  },
+  {
+    name: "log",
+    kind: "string",
+    placeholder: "URL",
+    help: "event log: file:DIR, memory: or kafka://host:port/topic (default file:DATA_DIR/log)",
+  },
+  {
+    name: "server_name",
+    kind: "string",
+    placeholder: "NAME",
+    help: "this server's name (default the host name)",
+  },
+  {
+    name: "snapshot_every",
+    kind: "integer",
+    default: "100000",
+    help: "snapshot after this many applied records; 0 = only at shutdown",
+  },
+  {
+    name: "fsync",
+    kind: "string",
+    choices: ["always", "never"],
+    default: "always",
+    placeholder: "MODE",
+    help: "fdatasync the file log on every group commit, or leave it to the OS",
+  },
   {
     name: "log_level",
     kind: "string",
     choices: ["fatal", "error", "warn", "info", "debug", "trace", "silent"],
+    default: "info",
+    placeholder: "LEVEL",
+    help: "level of the server's own (pino) log",
   },
-  { name: "event_buffer_size", kind: "integer" },
-  { name: "event_stream_max_queued", kind: "integer" },
-  { name: "event_stream_max_subscribers", kind: "integer" },
-  { name: "shed_reads_after_lag", kind: "duration" },
-  { name: "min_heartbeat_ttl", kind: "duration" },
-  { name: "max_heartbeats_per_second", kind: "number" },
-  { name: "heartbeat_grace", kind: "duration" },
-  { name: "failover_heartbeat_ttl", kind: "duration" },
-  { name: "advertise_addr", kind: "string" },
-  { name: "leader_session_timeout", kind: "duration" },
-  { name: "shutdown_grace", kind: "duration" },
+  {
+    name: "event_buffer_size",
+    kind: "integer",
+    default: "10000",
+    help: "event-stream events kept in memory; older cursors replay the log",
+  },
+  {
+    name: "event_stream_max_queued",
+    kind: "integer",
+    default: "4096",
+    help: "frames an event-stream subscriber may fall behind by before it is closed",
+  },
+  {
+    name: "event_stream_max_subscribers",
+    kind: "integer",
+    default: "1024",
+    help: "event-stream subscribers served at once; one more is answered 429",
+  },
+  {
+    name: "shed_reads_after_lag",
+    kind: "duration",
+    default: "500ms",
+    help: "event-loop lag past which lists, filters, counts and new streams get 429; 0 never sheds",
+  },
+  { name: "min_heartbeat_ttl", kind: "duration", default: "10s", help: "Nomad's min_heartbeat_ttl" },
+  {
+    name: "max_heartbeats_per_second",
+    kind: "number",
+    default: "50",
+    help: "Nomad's max_heartbeats_per_second",
+  },
+  { name: "heartbeat_grace", kind: "duration", default: "10s", help: "Nomad's heartbeat_grace" },
+  { name: "failover_heartbeat_ttl", kind: "duration", default: "5m", help: "Nomad's failover_heartbeat_ttl" },
+  {
+    name: "advertise_addr",
+    kind: "string",
+    placeholder: "HOST:PORT",
+    help: "address other servers and clients reach this API at (default the bound address, with the host name for 0.0.0.0)",
+  },
+  {
+    name: "leader_session_timeout",
+    kind: "duration",
+    default: "6s",
+    help: "with a shared (Kafka) log: how long the leader may go unheard before another takes over",
+  },
+  {
+    name: "shutdown_grace",
+    kind: "duration",
+    default: "10s",
+    help: "at shutdown, how long requests in flight may run on before their connections are cut",
+  },
+  {
+    name: "keyring_kek",
+    kind: "string",
+    placeholder: "BASE64",
+    help: "cluster key-encryption key (32 bytes) wrapping root keys; secret: prefer the environment or keyring_kek_file",
+  },
+  {
+    name: "keyring_kek_file",
+    kind: "string",
+    placeholder: "FILE",
+    help: "file holding the cluster key-encryption key, base64",
+  },
+  {
+    name: "oidc_issuer",
+    kind: "string",
+    placeholder: "URL",
+    help: "Nomad's oidc_issuer: when set, /.well-known/openid-configuration is served",
+  },
 ];
 
 const flagOf = (s: Setting) => `--${s.name.replaceAll("_", "-")}`;
@@ -100,6 +211,50 @@ const envOf = (s: Setting) => `CHRONOMAD_${s.name.toUpperCase()}`;
 
 /** The flags `chronomad serve` accepts, for its usage text. */
 export const SERVE_FLAGS = [...SETTINGS.map(flagOf), "--config"];
+
+const HELP_FLAGS = new Set(["--help", "-h"]);
+
+/** Whether `chronomad serve` was asked for its usage: `--help` or `-h` where a flag (not a value) goes. */
+export function wantsHelp(args: readonly string[]): boolean {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (HELP_FLAGS.has(arg)) return true;
+    // Every other flag takes a value: the next argument, unless written --flag=value.
+    if (!arg.includes("=")) i++;
+  }
+  return false;
+}
+
+/** `chronomad serve --help`: every setting, from the table loadConfig reads. */
+export function serveUsage(): string {
+  const rows: [string, string][] = [
+    ["--config FILE", "JSON object of settings, keyed by their snake_case names (env CHRONOMAD_CONFIG)"],
+  ];
+  for (const s of SETTINGS) {
+    const placeholder = s.placeholder ?? s.kind.toUpperCase();
+    const details = [
+      s.choices ? `one of ${s.choices.join(", ")}` : "",
+      s.default !== undefined ? `default ${s.default}` : "",
+      `env ${envOf(s)}`,
+    ]
+      .filter((d) => d !== "")
+      .join("; ");
+    rows.push([`${flagOf(s)} ${placeholder}`, `${s.help} (${details})`]);
+  }
+  rows.push(["-h, --help", "print this and exit"]);
+  const width = Math.max(...rows.map(([flag]) => flag.length)) + 2;
+  return [
+    "Usage: chronomad serve [flags]",
+    "",
+    "Runs a chronomad server until SIGTERM or SIGINT. Each setting comes from its",
+    "flag (--flag VALUE or --flag=VALUE), else its environment variable, else the",
+    "config file, else its default.",
+    "",
+    "Flags:",
+    ...rows.map(([flag, text]) => `  ${flag.padEnd(width)}${text}`),
+    "",
+  ].join("\n");
+}
 
 /**
  * Builds the server configuration. Precedence: flags, then environment
@@ -132,33 +287,44 @@ export async function loadConfig(
   for (const s of SETTINGS) {
     const v = fromFlags.get(s.name) ?? env[envOf(s)] ?? fromFile.get(s.name);
     if (v !== undefined && v !== "") raw.set(s.name, parseSetting(s, v));
+    else if (s.default !== undefined) raw.set(s.name, parseSetting(s, s.default));
   }
+  const value = <T>(name: string) => raw.get(name) as T;
 
-  const dataDir = resolve((raw.get("data_dir") as string | undefined) ?? "./data");
+  const dataDir = resolve(value<string>("data_dir"));
   const config: ServerConfig = {
-    httpAddr: (raw.get("http_addr") as string | undefined) ?? "127.0.0.1:4646",
+    httpAddr: value("http_addr"),
     dataDir,
-    log: (raw.get("log") as string | undefined) ?? `file:${join(dataDir, "log")}`,
-    serverName: (raw.get("server_name") as string | undefined) ?? hostname(),
-    snapshotEvery: (raw.get("snapshot_every") as number | undefined) ?? 100_000,
-    fsync: (raw.get("fsync") as ServerConfig["fsync"] | undefined) ?? "always",
-    logLevel: (raw.get("log_level") as ServerConfig["logLevel"] | undefined) ?? "info",
-    eventBufferSize: (raw.get("event_buffer_size") as number | undefined) ?? 10_000,
-    eventStreamMaxQueued: (raw.get("event_stream_max_queued") as number | undefined) ?? 4096,
-    eventStreamMaxSubscribers: (raw.get("event_stream_max_subscribers") as number | undefined) ?? 1024,
-    shedReadsAfterLag: (raw.get("shed_reads_after_lag") as number | undefined) ?? 500,
+    log: value<string | undefined>("log") ?? `file:${join(dataDir, "log")}`,
+    serverName: value<string | undefined>("server_name") ?? hostname(),
+    snapshotEvery: value("snapshot_every"),
+    fsync: value("fsync"),
+    logLevel: value("log_level"),
+    eventBufferSize: value("event_buffer_size"),
+    eventStreamMaxQueued: value("event_stream_max_queued"),
+    eventStreamMaxSubscribers: value("event_stream_max_subscribers"),
+    shedReadsAfterLag: value("shed_reads_after_lag"),
     heartbeat: {
-      minHeartbeatTtl: (raw.get("min_heartbeat_ttl") as number | undefined) ?? 10_000,
-      maxHeartbeatsPerSecond: (raw.get("max_heartbeats_per_second") as number | undefined) ?? 50,
-      heartbeatGrace: (raw.get("heartbeat_grace") as number | undefined) ?? 10_000,
-      failoverHeartbeatTtl: (raw.get("failover_heartbeat_ttl") as number | undefined) ?? 300_000,
+      minHeartbeatTtl: value("min_heartbeat_ttl"),
+      maxHeartbeatsPerSecond: value("max_heartbeats_per_second"),
+      heartbeatGrace: value("heartbeat_grace"),
+      failoverHeartbeatTtl: value("failover_heartbeat_ttl"),
     },
-    advertiseAddr: (raw.get("advertise_addr") as string | undefined) ?? "",
-    leaderSessionTimeout: (raw.get("leader_session_timeout") as number | undefined) ?? 6_000,
-    shutdownGrace: (raw.get("shutdown_grace") as number | undefined) ?? 10_000,
+    advertiseAddr: value<string | undefined>("advertise_addr") ?? "",
+    leaderSessionTimeout: value("leader_session_timeout"),
+    shutdownGrace: value("shutdown_grace"),
+    keyringKek: value<string | undefined>("keyring_kek") ?? "",
+    keyringKekFile: value<string | undefined>("keyring_kek_file") ?? "",
+    oidcIssuer: value<string | undefined>("oidc_issuer") ?? "",
   };
   splitHostPort(config.httpAddr);
   if (config.advertiseAddr) splitHostPort(config.advertiseAddr, "advertise_addr");
+  if (config.keyringKek && config.keyringKekFile) {
+    throw new ConfigError("set keyring_kek or keyring_kek_file, not both");
+  }
+  if (config.oidcIssuer && !URL.canParse(config.oidcIssuer)) {
+    throw new ConfigError(`oidc_issuer must be a URL, not "${config.oidcIssuer}"`);
+  }
   return config;
 }
 

@@ -1,5 +1,16 @@
 import { BehaviorSubject, type Observable } from "rxjs";
 
+/** One server of the cluster, as the election knows it. */
+export interface ServerMember {
+  /** Its server_name. */
+  readonly name: string;
+  /** Its advertised HTTP address (host:port). */
+  readonly address: string;
+  readonly leader: boolean;
+  /** Whether it is the server answering. */
+  readonly self: boolean;
+}
+
 /**
  * Who leads the cluster, as this server sees it. Only the leader runs the
  * services (scheduler, heartbeat watcher, ...). Backends shared by several
@@ -14,11 +25,19 @@ export interface Leadership {
   peers(): readonly string[];
   /** Milliseconds since this server last heard from the leader (0 on the leader). */
   lastContactMs(): number;
+  /**
+   * Every server taking part in the election, by name and address. Optional:
+   * a stand-in that knows only addresses (tests) leaves it out, and callers
+   * fall back on peers().
+   */
+  members?(): readonly ServerMember[];
 }
 
 export class SoleLeadership implements Leadership {
   private address = "";
   readonly leader$ = new BehaviorSubject(true).asObservable();
+
+  constructor(private readonly serverName = "") {}
 
   /** Set once the API listens: with port 0 the real port is known only then. */
   advertise(address: string): void {
@@ -39,5 +58,9 @@ export class SoleLeadership implements Leadership {
 
   lastContactMs(): number {
     return 0;
+  }
+
+  members(): readonly ServerMember[] {
+    return [{ name: this.serverName, address: this.address, leader: true, self: true }];
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { type Logger, pino } from "pino";
+import type { Logger } from "pino";
 import { Subject } from "rxjs";
 import { createProjections } from "../projections/index.ts";
 import type { ClusterBootstrapped } from "../streams/cluster.ts";
@@ -14,12 +14,20 @@ import { advertisedAddress, openElection } from "./cluster/open-election.ts";
 import { EnvelopeCodec } from "./codec/envelope-codec.ts";
 import { type ServerConfig, splitHostPort } from "./config.ts";
 import { EventHub } from "./events/event-hub.ts";
+import { loadClusterKek } from "./keyring/cluster-kek.ts";
+import { Keyring } from "./keyring/keyring.ts";
+import { KeyringInitializer } from "./keyring/keyring-initializer.ts";
+import { Keystore } from "./keyring/keystore.ts";
+import { RootKeyMaterialSync } from "./keyring/root-key-material-sync.ts";
 import type { Leadership } from "./leadership.ts";
 import type { EventLog } from "./log/event-log.ts";
 import { openLog } from "./log/open-log.ts";
+import { LogTap } from "./logging/log-tap.ts";
 import { Metrics } from "./metrics/metrics.ts";
+import { registerNomadMetrics } from "./metrics/nomad-metrics.ts";
 import { HeartbeatWatcher } from "./services/heartbeat-watcher.ts";
 import { createServices } from "./services/index.ts";
+import { SchedulerService } from "./services/scheduler/scheduler-service.ts";
 import type { LeaderService } from "./services/service.ts";
 import { ServiceRunner } from "./services/service-runner.ts";
 import type { ShutdownProgress } from "./shutdown/bounded-step.ts";
@@ -42,6 +50,8 @@ export interface RunningServer {
   readonly leadership: Leadership;
   /** The leader-only services (they run while this server leads); tests look into them. */
   readonly services: readonly LeaderService[];
+  /** The root key material this server holds (src/keyring/keystore.ts); tests look into it. */
+  readonly keyring: Keyring;
   /**
    * The ordered, bounded shutdown (src/shutdown/shutdown-sequence.ts): leader
    * services, election, HTTP API, snapshot, log. `progress` tells the caller
@@ -53,7 +63,10 @@ export interface RunningServer {
 }
 
 export interface ServerDeps {
+  /** The server's logger; without one it logs JSON to stdout at config.logLevel. */
   readonly logger?: Logger;
+  /** Taps the logger for `/v1/agent/monitor`; pass `logTap.logger` as `logger` with it. */
+  readonly logTap?: LogTap;
   /** Time for envelopes and service timers; tests pass a VirtualClock. */
   readonly clock?: Clock;
 }
@@ -63,10 +76,15 @@ export interface ServerDeps {
  * Resolves once the server has caught up with its log and listens.
  */
 export async function startServer(config: ServerConfig, deps: ServerDeps = {}): Promise<RunningServer> {
-  const logger = deps.logger ?? pino({ level: config.logLevel, name: "chronomad" });
+  // A logger of the embedder's own cannot be tapped: /v1/agent/monitor then says so.
+  const logTap =
+    deps.logTap ?? (deps.logger ? undefined : new LogTap(config.logLevel, { name: "chronomad" }));
+  const logger = deps.logger ?? logTap!.logger;
   const clock = deps.clock ?? systemClock;
   const codec = new EnvelopeCodec(allSchemas);
   const projections = createProjections();
+  // Before the log opens: a bad KEK setting is a configuration error with nothing to undo.
+  const clusterKek = await loadClusterKek(config);
   const log = await openLog(config.log, { logger, fsync: config.fsync });
   const metrics = new Metrics();
   const snapshots =
@@ -85,12 +103,26 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     await log.close();
     throw err;
   }
+  // Root key material (src/keyring/keystore.ts): the memory log keeps it in memory only.
+  const keyring = new Keyring();
+  const keystore = config.log === "memory:" ? undefined : Keystore.inDataDir(config.dataDir, clusterKek);
+  const keyMaterial = new RootKeyMaterialSync({
+    store,
+    rootKeys: projections.tables.rootKeys,
+    keyring,
+    keystore,
+    clusterKek,
+    logger: logger.child({ component: "keyring" }),
+  });
+  await keyMaterial.start();
+  const keyringInitializer = new KeyringInitializer({ keyring, keystore, clusterKek });
 
   const { host, port } = splitHostPort(config.httpAddr);
   const closing = new Subject<"closing">();
   // Read at every election join, for stickiness: `services` exists by then.
   const leadership = openElection(config, logger, () => services.heldEpoch);
   const heartbeats = new HeartbeatWatcher();
+  const scheduler = new SchedulerService();
   const quiet = logger.child({ component: "history" }, { level: "warn" });
   const events = new EventHub({
     store,
@@ -110,6 +142,8 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     authenticator: new OpenAuthenticator(),
     metrics,
     logger,
+    logTap,
+    schedulers: scheduler,
     closing$: closing.asObservable(),
     clock,
     heartbeats,
@@ -118,10 +152,17 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
   registerStoreMetrics(metrics, store);
   metrics.gauge("chronomad.leader", () => (leadership.isLeader() ? 1 : 0));
   metrics.gauge("chronomad.leadership.epoch", () => services.heldEpoch);
+  registerNomadMetrics(metrics, {
+    store,
+    tables: projections.tables,
+    leadership,
+    scheduler,
+    heartbeats: () => heartbeats.tracked,
+  });
 
   await bootstrapCluster(ctx);
 
-  const leaderServices = createServices(config, { heartbeats });
+  const leaderServices = createServices(config, { heartbeats, keyring: keyringInitializer, scheduler });
   const services = new ServiceRunner(
     leaderServices,
     {
@@ -143,9 +184,14 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     await leadership.join(advertised);
     // A leader serves only once its services run (its claim is in the log).
     await services.attach(leadership, advertised);
+    // Nomad's clients wait for the JWKS to list a key: a leader reports
+    // itself started once its first key is written (or its write failed and
+    // will be retried).
+    if (leadership.isLeader()) await keyringInitializer.settled();
   } catch (err) {
     await http.close();
     await services.close();
+    await keyMaterial.stop();
     await leadership.close();
     await store.stop();
     await log.close();
@@ -155,6 +201,8 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
 
   let closed: Promise<ShutdownOutcome> | undefined;
   const close = (progress: ShutdownProgress = { step: "starting", startedAt: Date.now() }) => {
+    // Stops following new keys at once; a keystore write in flight finishes on its own.
+    void keyMaterial.stop();
     closed ??= shutDown(
       {
         logger,
@@ -181,6 +229,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     logger,
     leadership,
     services: leaderServices,
+    keyring,
     close,
     flushLog,
   };

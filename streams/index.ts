@@ -3,9 +3,12 @@ import { clusterSchemas } from "./cluster.ts";
 import { evalSchemas } from "./evals.ts";
 import type { EventSchema } from "./event-schema.ts";
 import { gcSchemas } from "./gc.ts";
+import { jobScalingSchemas } from "./job-scaling.ts";
 import { jobSchemas } from "./jobs.ts";
+import { keyringSchemas } from "./keyring.ts";
 import { leadershipSchemas } from "./leadership.ts";
 import { namespaceSchemas } from "./namespaces.ts";
+import { nodePoolSchemas } from "./node-pools.ts";
 import { nodeSchemas } from "./nodes.ts";
 import { schedulerConfigSchemas } from "./scheduler-config.ts";
 
@@ -17,7 +20,10 @@ export const allSchemas: readonly EventSchema[] = [
   ...evalSchemas,
   ...schedulerConfigSchemas,
   ...nodeSchemas,
+  ...nodePoolSchemas,
   ...allocSchemas,
   ...gcSchemas,
   ...jobSchemas,
+  ...jobScalingSchemas,
+  ...keyringSchemas,
 ];

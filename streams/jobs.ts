@@ -116,6 +116,8 @@ export interface JobSpec {
   readonly Priority: number;
   readonly AllAtOnce: boolean;
   readonly Datacenters: readonly string[];
+  /** The node pool its allocations go to (`all`: any node); absent in records from before node pools. */
+  readonly NodePool?: string;
   readonly Constraints: readonly Constraint[] | null;
   readonly TaskGroups: readonly TaskGroupSpec[];
   readonly Update: UpdateStrategy | null;
@@ -139,6 +141,36 @@ export interface JobRegistered {
   /** Check-and-set: apply only if the job's JobModifyIndex is still JobModifyIndex (0: the job must not exist). */
   readonly EnforceIndex: boolean;
   readonly JobModifyIndex: number;
+  /** Since v2: the job's source as submitted, kept with the version it creates (Nomad's JobSubmission). */
+  readonly Submission: JobSubmission | null;
+}
+
+/**
+ * Nomad's JobSubmission as a client sends it: the jobspec the job was parsed
+ * from. The server adds the namespace, job ID, version and JobModifyIndex.
+ */
+export interface JobSubmission {
+  /** The original job definition (HCL1, HCL2 or JSON). */
+  readonly Source: string;
+  /** "hcl1", "hcl2" or "json". */
+  readonly Format: string;
+  /** The CLI's `-var` arguments (HCL2 only). */
+  readonly VariableFlags: Readonly<Record<string, string>> | null;
+  /** The var-file or web UI variables, opaque (HCL2 only). */
+  readonly Variables: string;
+}
+
+/**
+ * Job.Stable: a version marked stable or not (Nomad's JobStabilityRequest).
+ * The version keeps its number and JobModifyIndex; deployments that succeed
+ * mark their version stable without an event (the jobs projection follows
+ * the deployments table).
+ */
+export interface JobStabilitySet {
+  readonly Namespace: string;
+  readonly JobID: string;
+  readonly Version: number;
+  readonly Stable: boolean;
 }
 
 /**
@@ -155,11 +187,20 @@ export interface JobDeregistered {
 
 export type JobEvent =
   | Envelope<"JobRegistered", JobRegistered>
-  | Envelope<"JobDeregistered", JobDeregistered>;
+  | Envelope<"JobDeregistered", JobDeregistered>
+  | Envelope<"JobStabilitySet", JobStabilitySet>;
+
+export const JOB_REGISTERED_VERSION = 2;
 
 export const jobSchemas = schemas(
-  { type: "JobRegistered", version: 1 },
+  {
+    type: "JobRegistered",
+    version: JOB_REGISTERED_VERSION,
+    // v1 carried no submission.
+    upcast: { 1: (data) => ({ ...(data as object), Submission: null }) },
+  },
   { type: "JobDeregistered", version: 1 },
+  { type: "JobStabilitySet", version: 1 },
 );
 
 /** A job version as a plan refers to it: placements take their Job from the versions table. */

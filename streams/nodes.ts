@@ -61,6 +61,8 @@ export interface NodeSpec {
   readonly Links: Readonly<Record<string, string>> | null;
   readonly Meta: Readonly<Record<string, string>> | null;
   readonly NodeClass: string;
+  /** The node pool it registered in (v2; v1 records were all in `default`). */
+  readonly NodePool: string;
   readonly CgroupParent: string;
   /** Computed by the writer from the fingerprint; evaluations blocked on a class are unblocked by it. */
   readonly ComputedClass: string;
@@ -141,14 +143,26 @@ export type NodeStreamEvent =
   | Envelope<"NodeDeregistered", NodeDeregistered>
   | Envelope<"NodeEventsAppended", NodeEventsAppended>;
 
+/** Writers append NodeRegistered at this version. */
+export const NODE_REGISTERED_VERSION = 2;
+
 export const nodeSchemas = schemas(
-  { type: "NodeRegistered", version: 1 },
+  {
+    type: "NodeRegistered",
+    version: NODE_REGISTERED_VERSION,
+    // v2 added Node.NodePool: nodes registered before node pools existed are in `default`.
+    upcast: { 1: (data) => withDefaultNodePool(data as NodeRegistered) },
+  },
   { type: "NodeStatusUpdated", version: 1 },
   { type: "NodeDrainUpdated", version: 1 },
   { type: "NodeEligibilityUpdated", version: 1 },
   { type: "NodeDeregistered", version: 1 },
   { type: "NodeEventsAppended", version: 1 },
 );
+
+function withDefaultNodePool(data: NodeRegistered): NodeRegistered {
+  return { ...data, Node: { ...data.Node, NodePool: data.Node.NodePool || "default" } };
+}
 
 /** Nomad's `Node.UnresponsiveStatus()`: the server has lost contact with the node. */
 export function isUnresponsive(status: NodeStatus): boolean {

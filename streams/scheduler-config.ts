@@ -21,6 +21,12 @@ export interface SchedulerConfigSpec {
   readonly RejectJobRegistration: boolean;
   /** While true the eval broker holds every evaluation, and evaluations may be deleted. */
   readonly PauseEvalBroker: boolean;
+  /**
+   * Newer Nomad's cap on the feasible nodes scored for a group with spread
+   * blocks (0: Nomad's default, 100). Absent from records written before it;
+   * kept and answered back, and read by the scheduler once it scores spreads.
+   */
+  readonly NodeLimitForFeasibilityChecks?: number;
 }
 
 /**

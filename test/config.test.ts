@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config.ts";
+import { loadConfig, SERVE_FLAGS, serveUsage, wantsHelp } from "../src/config.ts";
 import { useTempDirs } from "./store/helpers.ts";
 
 describe("loadConfig", () => {
@@ -60,5 +60,37 @@ describe("loadConfig", () => {
     await expect(loadConfig(["--fsync", "sometimes"], {})).rejects.toThrow(/always, never/);
     await expect(loadConfig(["--snapshot-every", "-1"], {})).rejects.toThrow(/non-negative integer/);
     await expect(loadConfig(["--log"], {})).rejects.toThrow(/--log needs a value/);
+  });
+
+  it("is asked for its usage by --help or -h where a flag goes, not where a value does", () => {
+    expect(wantsHelp(["--help"])).toBe(true);
+    expect(wantsHelp(["-h"])).toBe(true);
+    expect(wantsHelp(["--log-level", "debug", "--help"])).toBe(true);
+    expect(wantsHelp(["--log-level=debug", "-h"])).toBe(true);
+    expect(wantsHelp(["--server-name", "--help"])).toBe(false);
+    expect(wantsHelp(["--data-dir", "x"])).toBe(false);
+  });
+
+  it("prints every flag with its environment variable, default and choices", () => {
+    const usage = serveUsage();
+    for (const flag of SERVE_FLAGS) expect(usage).toContain(`  ${flag} `);
+    expect(usage).toContain("-h, --help");
+    expect(usage).toMatch(
+      /--min-heartbeat-ttl DURATION +Nomad's min_heartbeat_ttl \(default 10s; env CHRONOMAD_MIN_HEARTBEAT_TTL\)/,
+    );
+    expect(usage).toMatch(/--fsync MODE +.*\(one of always, never; default always; env CHRONOMAD_FSYNC\)/);
+  });
+
+  it("takes its defaults from the same table the usage prints", async () => {
+    const c = await loadConfig([], {});
+    expect(c.snapshotEvery).toBe(100_000);
+    expect(c.fsync).toBe("always");
+    expect(c.logLevel).toBe("info");
+    expect(c.eventBufferSize).toBe(10_000);
+    expect(c.eventStreamMaxQueued).toBe(4096);
+    expect(c.leaderSessionTimeout).toBe(6_000);
+    expect(c.advertiseAddr).toBe("");
+    expect(c.keyringKek).toBe("");
+    expect(c.oidcIssuer).toBe("");
   });
 });

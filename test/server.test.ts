@@ -60,7 +60,7 @@ describe("server", () => {
         { method: "PUT", body: JSON.stringify({ Name: "web", Description: 5 }) },
         /body\.Description must be string/,
       ],
-      [{ method: "PUT", body: JSON.stringify({ Name: "other" }) }, /does not match the path/],
+      [{ method: "PUT", body: JSON.stringify({ Name: "other" }) }, /does not match request path/],
     ];
     for (const [init, message] of cases) {
       const res = await s.call("/v1/namespace/web", {

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Subscription } from "rxjs";
+import { staleParam } from "../query/query-bool.ts";
 import type { Watch } from "../store/watches.ts";
 import { parseDuration } from "../util/duration.ts";
 import { ApiError } from "./api-error.ts";
@@ -51,7 +52,10 @@ export async function blockingQuery<T>(
   watches: readonly Watch[],
   run: () => ReadResult<T> | Promise<ReadResult<T>>,
 ): Promise<T> {
-  const params = parseBlockingParams(request.query as Record<string, unknown>);
+  const query = request.query as Record<string, unknown>;
+  // chronomad's reads are always consistent; `stale` is only checked, as Nomad checks it.
+  staleParam(query);
+  const params = parseBlockingParams(query);
   const result = await runBlocking(ctx, request, params, watches, run);
   setReadHeaders(ctx, reply, result.index);
   if (result.nextToken) reply.header("X-Nomad-NextToken", result.nextToken);
@@ -80,10 +84,10 @@ export async function runBlocking<T>(
     const past = request.view?.atIndex !== undefined;
     if (minIndex > 0 && result.index <= minIndex && !past) {
       const deadline = Date.now() + waitMs + Math.random() * (waitMs / JITTER_FRACTION);
-      while (result.index <= minIndex && !request.raw.destroyed) {
+      while (result.index <= minIndex && !callerGone(request)) {
         const remaining = deadline - Date.now();
         if (remaining <= 0) break;
-        if ((await nextChange(ctx, change.changed, remaining)) !== "changed") break;
+        if ((await nextChange(ctx, request, change.changed, remaining)) !== "changed") break;
         change = armChange(ctx, watches);
         result = await run();
       }
@@ -108,33 +112,52 @@ function armChange(ctx: ApiContext, watches: readonly Watch[]): ArmedChange {
   return { changed, cancel };
 }
 
-/** Waits for `changed`, the end of `ms`, or the server closing. */
+/**
+ * Whether the caller went away. Its connection tells, not the request stream:
+ * Node destroys an IncomingMessage as soon as its body has been read (a GET's
+ * too), so `request.raw.destroyed` turns true while the caller still waits,
+ * and a read that yields before it blocks would answer at once, stale.
+ */
+function callerGone(request: FastifyRequest): boolean {
+  return request.raw.socket?.destroyed === true;
+}
+
+/** Waits for `changed`, the end of `ms`, the caller going away, or the server closing. */
 function nextChange(
   ctx: ApiContext,
+  request: FastifyRequest,
   changed: Promise<void>,
   ms: number,
-): Promise<"changed" | "timeout" | "closing"> {
+): Promise<"changed" | "timeout" | "gone" | "closing"> {
   return new Promise((resolve) => {
     let settled = false;
     let closing: Subscription | undefined;
-    const settle = (why: "changed" | "timeout" | "closing") => {
+    const socket = request.raw.socket;
+    const gone = () => settle("gone");
+    const settle = (why: "changed" | "timeout" | "gone" | "closing") => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       closing?.unsubscribe();
+      socket?.off("close", gone);
       resolve(why);
     };
     void changed.then(() => settle("changed"));
     const timer = setTimeout(() => settle("timeout"), ms);
+    socket?.once("close", gone);
     // closing$ has completed already once the server is closing: settles at once.
     closing = ctx.closing$.subscribe({ next: () => settle("closing"), complete: () => settle("closing") });
     if (settled) closing.unsubscribe();
   });
 }
 
+/**
+ * The headers of Nomad's setMeta. The index is the read's own: 0 for a table
+ * never written, as Nomad answers; the few reads Nomad floors at 1 (node
+ * allocations, namespaces, the client's allocations) floor it themselves.
+ */
 export function setReadHeaders(ctx: ApiContext, reply: FastifyReply, index: number): void {
-  // Nomad never answers a read with index 0: a watcher would spin on it.
-  reply.header("X-Nomad-Index", String(Math.max(1, index)));
+  reply.header("X-Nomad-Index", String(index));
   reply.header("X-Nomad-KnownLeader", String(ctx.leadership.leaderAddress() !== ""));
   reply.header("X-Nomad-LastContact", String(Math.round(ctx.leadership.lastContactMs())));
 }

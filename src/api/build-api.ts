@@ -7,6 +7,7 @@ import Fastify, {
 } from "fastify";
 import type { AuthenticatedIdentity } from "../auth/authenticate.ts";
 import { unpackPlain } from "../codec/envelope-codec.ts";
+import { QueryError } from "../query/query-error.ts";
 import { ApiError } from "./api-error.ts";
 import {
   bodyLimitFor,
@@ -19,21 +20,38 @@ import type { ApiContext } from "./context.ts";
 import { encodeLargeListsInSlices } from "./large-lists.ts";
 import { EventLoopLag, shedLoadWhenLagging } from "./load-shedding.ts";
 import { agentPlugin } from "./plugins/agent.ts";
+import { agentMonitorPlugin } from "./plugins/agent-monitor.ts";
+import { agentPprofPlugin } from "./plugins/agent-pprof.ts";
+import { agentSchedulersPlugin } from "./plugins/agent-schedulers.ts";
+import { allocExecPlugin } from "./plugins/alloc-exec.ts";
 import { allocationsPlugin } from "./plugins/allocations.ts";
 import { clientRpcPlugin } from "./plugins/client-rpc.ts";
 import { deploymentsPlugin } from "./plugins/deployments.ts";
 import { evaluationsPlugin } from "./plugins/evaluations.ts";
 import { eventsPlugin } from "./plugins/events.ts";
 import { historyPlugin } from "./plugins/history.ts";
+import { jobParsePlugin } from "./plugins/job-parse.ts";
+import { jobRevertPlugin } from "./plugins/job-revert.ts";
+import { jobScalePlugin } from "./plugins/job-scale.ts";
+import { jobSubmissionPlugin } from "./plugins/job-submission.ts";
 import { jobsPlugin } from "./plugins/jobs.ts";
+import { keyringPlugin } from "./plugins/keyring.ts";
 import { metricsPlugin } from "./plugins/metrics.ts";
 import { namespacesPlugin } from "./plugins/namespaces.ts";
+import { nodePoolsPlugin } from "./plugins/node-pools.ts";
 import { nodesPlugin } from "./plugins/nodes.ts";
 import { registerOpenApi } from "./plugins/openapi.ts";
+import { operatorAutopilotPlugin } from "./plugins/operator-autopilot.ts";
+import { operatorRaftPlugin } from "./plugins/operator-raft.ts";
 import { operatorStatePlugin } from "./plugins/operator-state.ts";
+import { regionsPlugin } from "./plugins/regions.ts";
+import { scalingPoliciesPlugin } from "./plugins/scaling-policies.ts";
 import { schedulerConfigPlugin } from "./plugins/scheduler-config.ts";
+import { searchPlugin } from "./plugins/search.ts";
 import { statusPlugin } from "./plugins/status.ts";
 import { systemPlugin } from "./plugins/system.ts";
+import { validatePlugin } from "./plugins/validate.ts";
+import { wellKnownPlugin } from "./plugins/well-known.ts";
 import { AT_INDEX_HEADER, resolveView, type View } from "./view.ts";
 
 declare module "fastify" {
@@ -48,6 +66,12 @@ declare module "fastify" {
 const PLUGINS = [
   statusPlugin,
   agentPlugin,
+  agentSchedulersPlugin,
+  agentMonitorPlugin,
+  agentPprofPlugin,
+  regionsPlugin,
+  operatorRaftPlugin,
+  operatorAutopilotPlugin,
   metricsPlugin,
   eventsPlugin,
   historyPlugin,
@@ -55,12 +79,23 @@ const PLUGINS = [
   namespacesPlugin,
   evaluationsPlugin,
   schedulerConfigPlugin,
+  searchPlugin,
   nodesPlugin,
+  nodePoolsPlugin,
   allocationsPlugin,
+  allocExecPlugin,
   jobsPlugin,
+  jobScalePlugin,
+  jobParsePlugin,
+  jobRevertPlugin,
+  jobSubmissionPlugin,
+  scalingPoliciesPlugin,
+  validatePlugin,
   deploymentsPlugin,
   clientRpcPlugin,
   operatorStatePlugin,
+  keyringPlugin,
+  wellKnownPlugin,
 ];
 
 /**
@@ -171,13 +206,14 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
   });
   app.addHook("onResponse", async (request, reply) => {
     ctx.metrics.sample("chronomad.http.request_ms", reply.elapsedTime, { method: request.method });
+    ctx.metrics.incr("chronomad.http.requests", 1, { method: request.method });
     request.log.debug({ url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, "request");
   });
 
-  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+  app.setErrorHandler((error: FastifyError | ApiError | QueryError, request, reply) => {
     let status = 500;
     let message = "internal error";
-    if (error instanceof ApiError) {
+    if (error instanceof ApiError || error instanceof QueryError) {
       status = error.status;
       message = error.message;
     } else if (error.validation) {
@@ -192,8 +228,15 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
     // Nomad answers errors with the message as plain text.
     return reply.status(status).type("text/plain; charset=utf-8").send(message);
   });
+  // An unknown path may be one of Nomad's that chronomad does not serve:
+  // the answer says so. Only the path is echoed: the query string may carry
+  // a filter or other text nobody asked to see back.
   app.setNotFoundHandler((request, reply) => {
-    return reply.status(404).type("text/plain; charset=utf-8").send(`Invalid URL path ${request.url}`);
+    const path = request.url.split("?", 1)[0];
+    return reply
+      .status(404)
+      .type("text/plain; charset=utf-8")
+      .send(`chronomad does not serve ${request.method} ${path}`);
   });
 
   // Before the routes: it learns them as they are added.

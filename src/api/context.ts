@@ -5,8 +5,10 @@ import type { Authenticator } from "../auth/authenticate.ts";
 import type { ServerConfig } from "../config.ts";
 import type { EventHub } from "../events/event-hub.ts";
 import type { Leadership } from "../leadership.ts";
+import type { LogTap } from "../logging/log-tap.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { HeartbeatTimers } from "../nodes/heartbeat-timers.ts";
+import type { SchedulerWorkerPool } from "../services/scheduler/worker-pool.ts";
 import type { StateAt } from "../store/state-at.ts";
 import type { Store } from "../store/store.ts";
 import type { Watches } from "../store/watches.ts";
@@ -25,6 +27,10 @@ export interface ApiContext {
   readonly authenticator: Authenticator;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  /** Taps `logger` for `/v1/agent/monitor`; absent when the embedder supplied its own logger. */
+  readonly logTap: LogTap | undefined;
+  /** This server's scheduler workers (`/v1/agent/schedulers`). */
+  readonly schedulers: SchedulerWorkerPool;
   /** Emits once when the server starts shutting down, so long waits end early. */
   readonly closing$: Observable<"closing">;
   /** The time stamped on envelopes and used by timers; virtual in tests. */

@@ -1,8 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { jobKey } from "../../projections/evals.ts";
 import type { JobRow } from "../../projections/jobs.ts";
-import { newEvaluation, ZERO_TIME } from "../../streams/evals.ts";
+import { type EvaluationSpec, newEvaluation } from "../../streams/evals.ts";
 import type { JobSpec } from "../../streams/jobs.ts";
+import { annotateJobDiff } from "../jobs/annotate-diff.ts";
+import { diffJobs, type JobDiff } from "../jobs/job-diff.ts";
+import { nextPeriodicLaunch } from "../jobs/periodic-launch.ts";
+import { BLOCKED_EVAL_FAILED_PLACEMENTS } from "../services/scheduler/descriptions.ts";
 import { scheduleGeneric } from "../services/scheduler/generic-scheduler.ts";
 import { ReadyNodes } from "../services/scheduler/ready-nodes.ts";
 import type { DesiredUpdates } from "../services/scheduler/reconciler.ts";
@@ -26,6 +30,7 @@ export function planJob(ctx: ApiContext, job: JobSpec, withDiff: boolean): Recor
       ? existing
       : {
           ...job,
+          NodePool: job.NodePool || "default",
           Status: existing?.Status ?? "pending",
           StatusDescription: "",
           Stable: false,
@@ -42,6 +47,8 @@ export function planJob(ctx: ApiContext, job: JobSpec, withDiff: boolean): Recor
     Type: job.Type,
     TriggeredBy: "job-register",
     JobID: job.ID,
+    // Nomad's plan evaluation carries the index the job would be written at (0 when unchanged).
+    JobModifyIndex: existing && changed ? existing.JobModifyIndex + 1 : 0,
     AnnotatePlan: true,
     CreateTime: now * 1e6,
   });
@@ -57,13 +64,20 @@ export function planJob(ctx: ApiContext, job: JobSpec, withDiff: boolean): Recor
   const failed: Record<string, unknown> | null = outcome.failedTGAllocs
     ? Object.fromEntries(Object.entries(outcome.failedTGAllocs).map(([tg, m]) => [tg, m.toJSON()]))
     : null;
+  let diff: JobDiff | null = null;
+  if (withDiff) {
+    // Nomad diffs the stored job with the submitted one, in context, then
+    // writes the plan's counts onto it for `nomad job plan` to print.
+    diff = diffJobs(existing ?? null, job, true);
+    annotateJobDiff(diff, updates);
+  }
   return {
     Annotations: { DesiredTGUpdates: updates, PreemptedAllocs: null },
     FailedTGAllocs: failed,
     JobModifyIndex: existing?.JobModifyIndex ?? 0,
-    CreatedEvals: null,
-    Diff: withDiff ? jobDiff(existing, candidate, changed, updates) : null,
-    NextPeriodicLaunch: ZERO_TIME,
+    CreatedEvals: createdEvals(evaluation, outcome, now * 1e6, ctx.store.appliedIndex),
+    Diff: diff,
+    NextPeriodicLaunch: nextPeriodicLaunch(job.Periodic, now),
     Warnings: "",
     Index: Math.max(1, ctx.store.appliedIndex),
   };
@@ -88,38 +102,43 @@ function systemUpdates(outcome: ScheduleOutcome, job: JobRow): Record<string, De
   return out;
 }
 
-/** A summary of Nomad's JobDiff: whether the job is new, edited or unchanged, and per group what would happen. */
-function jobDiff(
-  existing: JobRow | undefined,
-  job: JobRow,
-  changed: boolean,
-  updates: Readonly<Record<string, DesiredUpdates>>,
-): Record<string, unknown> {
-  return {
-    Type: !existing ? "Added" : changed ? "Edited" : "None",
-    ID: job.ID,
-    Fields: null,
-    Objects: null,
-    TaskGroups: job.TaskGroups.map((tg) => {
-      const u = updates[tg.Name];
-      const counts: Record<string, number> = {};
-      if (u) {
-        if (u.Place) counts.create = u.Place;
-        if (u.Stop) counts.destroy = u.Stop;
-        if (u.InPlaceUpdate) counts["in-place update"] = u.InPlaceUpdate;
-        if (u.DestructiveUpdate) counts["create/destroy update"] = u.DestructiveUpdate;
-        if (u.Migrate) counts.migrate = u.Migrate;
-        if (u.Ignore) counts.ignore = u.Ignore;
-      }
-      const before = existing?.TaskGroups.find((g) => g.Name === tg.Name);
-      return {
-        Type: !before ? "Added" : changed ? "Edited" : "None",
-        Name: tg.Name,
-        Fields: null,
-        Objects: null,
-        Tasks: null,
-        Updates: Object.keys(counts).length > 0 ? counts : null,
-      };
-    }),
-  };
+/**
+ * The evaluations the scheduler would create (Nomad's Harness collects
+ * them): the blocked evaluation that waits for room when placements fail,
+ * or, when failed reschedules are to wait instead, the delayed follow-ups.
+ */
+function createdEvals(
+  evaluation: EvaluationSpec,
+  outcome: ScheduleOutcome,
+  nowNs: number,
+  snapshotIndex: number,
+): Record<string, unknown>[] | null {
+  const created: EvaluationSpec[] = [];
+  if (outcome.failedTGAllocs && !outcome.delayInstead) {
+    created.push(
+      newEvaluation({
+        ID: randomUUID(),
+        Namespace: evaluation.Namespace,
+        Priority: evaluation.Priority,
+        Type: evaluation.Type,
+        TriggeredBy: "queued-allocs",
+        JobID: evaluation.JobID,
+        JobModifyIndex: evaluation.JobModifyIndex,
+        Status: "blocked",
+        StatusDescription: BLOCKED_EVAL_FAILED_PLACEMENTS,
+        PreviousEval: evaluation.ID,
+        FailedTGAllocs: Object.fromEntries(
+          Object.entries(outcome.failedTGAllocs).map(([tg, m]) => [tg, m.toJSON()]),
+        ),
+        ClassEligibility: outcome.escaped ? null : outcome.classEligibility,
+        EscapedComputedClass: outcome.escaped,
+        SnapshotIndex: snapshotIndex,
+        CreateTime: nowNs,
+      }),
+    );
+  }
+  if (outcome.delayInstead) created.push(...outcome.followupEvals);
+  if (created.length === 0) return null;
+  // Never written: no index of their own, as in Nomad's answer.
+  return created.map((e) => ({ ...e, RelatedEvals: null, LeaderACL: "", CreateIndex: 0, ModifyIndex: 0 }));
 }

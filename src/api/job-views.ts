@@ -1,6 +1,7 @@
 import type { DeploymentRow } from "../../projections/deployments.ts";
 import type { JobRow, JobSummaryRow } from "../../projections/jobs.ts";
 import type { JobSpec } from "../../streams/jobs.ts";
+import { diffJobs, type JobDiff } from "../jobs/job-diff.ts";
 
 /** Nomad's JobSummary as the API shows it (without the status bookkeeping kept beside it). */
 export function summaryView(s: JobSummaryRow): Record<string, unknown> {
@@ -26,6 +27,7 @@ export function jobStub(
     Name: j.Name,
     Namespace: j.Namespace,
     Datacenters: j.Datacenters,
+    NodePool: j.NodePool,
     Multiregion: j.Multiregion ?? null,
     Type: j.Type,
     Priority: j.Priority,
@@ -42,6 +44,26 @@ export function jobStub(
   };
   if (meta && j.Meta) stub.Meta = j.Meta;
   return stub;
+}
+
+/**
+ * Nomad's JobVersionsResponse (without its query meta): the versions newest
+ * first, each with its Stable flag, and with `withDiffs` the diff of each
+ * version against the one before it (contextual, as `nomad job history -p`
+ * prints it; null when there is no pair to diff).
+ */
+export function jobVersionsView(
+  rows: readonly JobRow[],
+  withDiffs: boolean,
+): { Versions: JobRow[]; Diffs: JobDiff[] | null } {
+  const versions = [...rows]
+    .sort((a, b) => b.Version - a.Version)
+    .map((v) => ({ ...v, Stable: v.Stable ?? false }));
+  const diffs: JobDiff[] = [];
+  if (withDiffs) {
+    for (let i = 0; i + 1 < versions.length; i++) diffs.push(diffJobs(versions[i + 1], versions[i], true));
+  }
+  return { Versions: versions, Diffs: diffs.length > 0 ? diffs : null };
 }
 
 export function deploymentView(d: DeploymentRow): DeploymentRow {

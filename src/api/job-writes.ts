@@ -1,15 +1,28 @@
 import { randomUUID } from "node:crypto";
 import { jobKey } from "../../projections/evals.ts";
-import { enforceIndexRefusal, type JobRow, nonexistentNamespace } from "../../projections/jobs.ts";
+import {
+  enforceIndexRefusal,
+  type JobRow,
+  nonexistentNamespace,
+  nonexistentNodePool,
+} from "../../projections/jobs.ts";
 import { currentSchedulerConfig } from "../../projections/scheduler-config.ts";
 import { type EvaluationSpec, newEvaluation } from "../../streams/evals.ts";
-import type { JobDeregistered, JobRegistered, JobSpec } from "../../streams/jobs.ts";
+import {
+  JOB_REGISTERED_VERSION,
+  type JobDeregistered,
+  type JobRegistered,
+  type JobSpec,
+  type JobSubmission,
+} from "../../streams/jobs.ts";
 import type { AuthenticatedIdentity } from "../auth/authenticate.ts";
 import { canonicalizeJob, JobShapeError } from "../jobs/canonicalize.ts";
+import { assignScalingPolicyIDs, systemJobScalingRefusal } from "../jobs/scaling-policy.ts";
 import { JOB_MAX_PRIORITY, JOB_MIN_PRIORITY, validateJob } from "../jobs/validate.ts";
 import { ApiError } from "./api-error.ts";
 import { commit } from "./commit.ts";
 import type { ApiContext } from "./context.ts";
+import { acceptedSubmission, mergeWarnings, submissionSchema } from "./job-submission-input.ts";
 import { specChanged } from "./job-views.ts";
 
 /** Nomad's api.JobRegisterRequest (WriteRequest fields embedded). */
@@ -19,8 +32,10 @@ export interface RegisterBody {
   JobModifyIndex?: number;
   PolicyOverride?: boolean;
   PreserveCounts?: boolean;
+  PreserveResources?: boolean;
   EvalPriority?: number;
   Namespace?: string;
+  Submission?: JobSubmission | null;
 }
 
 export const registerBodySchema = {
@@ -32,8 +47,9 @@ export const registerBodySchema = {
     JobModifyIndex: { type: "integer", minimum: 0 },
     PolicyOverride: { type: "boolean" },
     PreserveCounts: { type: "boolean" },
+    PreserveResources: { type: "boolean" },
     EvalPriority: { type: "integer" },
-    Submission: {},
+    Submission: submissionSchema,
     Region: { type: "string" },
     Namespace: { type: "string" },
     SecretID: { type: "string" },
@@ -95,6 +111,8 @@ export function jobFromRequest(
   if (invalid) throw ApiError.badRequest(invalid);
   if (!ctx.tables.namespaces.has(job.Namespace))
     throw ApiError.badRequest(nonexistentNamespace(job.Namespace));
+  if (job.NodePool && !ctx.tables.nodePools.has(job.NodePool))
+    throw ApiError.badRequest(nonexistentNodePool(job.ID, job.NodePool));
   return job;
 }
 
@@ -108,6 +126,8 @@ export async function registerJob(
   identity: AuthenticatedIdentity,
   body: RegisterBody,
   submitted: JobSpec,
+  /** Job.Revert: the reverted-to version's source, instead of the body's. */
+  options: { readonly submission?: JobSubmission | null } = {},
 ): Promise<RegisterAnswer> {
   if (!identity.allows(submitted.Namespace, "submit-job")) throw ApiError.forbidden();
   if (
@@ -116,10 +136,9 @@ export async function registerJob(
   ) {
     throw ApiError.forbidden(REJECT_REGISTRATION);
   }
+  // 0 (what `nomad job run` sends when no -eval-priority is given) means "the job's own".
   const evalPriority = body.EvalPriority ?? 0;
-  if (evalPriority !== 0 && (evalPriority < JOB_MIN_PRIORITY || evalPriority > JOB_MAX_PRIORITY)) {
-    throw ApiError.badRequest(`eval priority must be between [${JOB_MIN_PRIORITY}, ${JOB_MAX_PRIORITY}]`);
-  }
+  if (evalPriority !== 0) checkEvalPriority(evalPriority);
   const existing = ctx.tables.jobs.get(jobKey(submitted.Namespace, submitted.ID));
   if (body.EnforceIndex) {
     const refusal = enforceIndexRefusal(body.JobModifyIndex ?? 0, existing);
@@ -135,9 +154,18 @@ export async function registerJob(
       }),
     };
   }
+  if (body.PreserveResources && existing) job = withResourcesOf(existing, job);
   if (existing && existing.Type !== job.Type && !existing.Stop) {
     throw ApiError.badRequest(`cannot update job from type "${existing.Type}" to "${job.Type}"`);
   }
+  const systemScaling = systemJobScalingRefusal(job);
+  if (systemScaling) throw ApiError.badRequest(systemScaling);
+  job = assignScalingPolicyIDs(job, existing, randomUUID);
+  const source =
+    options.submission !== undefined
+      ? { submission: options.submission }
+      : acceptedSubmission(body.Submission);
+  const warnings = mergeWarnings(source.warning ? [source.warning] : []);
   const now = ctx.clock.now();
   const needsEval = job.Periodic === null && job.ParameterizedJob === null;
   const evaluation = needsEval ? registerEval(job, evalPriority, now, existing) : null;
@@ -149,7 +177,7 @@ export async function registerJob(
         EvalID: "",
         EvalCreateIndex: 0,
         JobModifyIndex: existing.JobModifyIndex,
-        Warnings: "",
+        Warnings: warnings,
         Index: existing.ModifyIndex,
       };
     const index = await commit(ctx, identity, [
@@ -163,7 +191,7 @@ export async function registerJob(
       EvalID: evaluation.ID,
       EvalCreateIndex: index,
       JobModifyIndex: existing.JobModifyIndex,
-      Warnings: "",
+      Warnings: warnings,
       Index: index,
     };
   }
@@ -172,13 +200,14 @@ export async function registerJob(
     Eval: evaluation,
     EnforceIndex: body.EnforceIndex ?? false,
     JobModifyIndex: body.JobModifyIndex ?? 0,
+    Submission: source.submission,
   };
-  const index = await commit(ctx, identity, [{ type: "JobRegistered", v: 1, data }]);
+  const index = await commit(ctx, identity, [{ type: "JobRegistered", v: JOB_REGISTERED_VERSION, data }]);
   return {
     EvalID: evaluation?.ID ?? "",
     EvalCreateIndex: evaluation ? index : 0,
     JobModifyIndex: index,
-    Warnings: "",
+    Warnings: warnings,
     Index: index,
   };
 }
@@ -201,7 +230,44 @@ function registerEval(
   });
 }
 
-/** Nomad's Job.Deregister: stop (a new version with Stop) or purge, with the evaluation that stops its allocations. */
+/** Nomad's HTTP agent checks an eval priority override before the RPC (validateEvalPriorityOpt). */
+function checkEvalPriority(priority: number): void {
+  if (priority < JOB_MIN_PRIORITY || priority > JOB_MAX_PRIORITY) {
+    throw ApiError.badRequest(
+      `Eval priority must be between ${JOB_MIN_PRIORITY} and ${JOB_MAX_PRIORITY} inclusively`,
+    );
+  }
+}
+
+/**
+ * `?eval_priority=` of a deregister, read as Nomad's handler reads it: a Go
+ * int (strconv.Atoi); 0 or below is no override — `nomad job stop` always
+ * sends the parameter, 0 when -eval-priority is not given.
+ */
+export function evalPriorityParam(text: string | undefined): number {
+  if (text === undefined || text === "") return 0;
+  const atoi = (why: string) =>
+    ApiError.badRequest(
+      `Failed to parse value of "eval_priority" (${text}) as a int: strconv.Atoi: parsing ${JSON.stringify(text)}: ${why}`,
+    );
+  if (!/^[+-]?[0-9]+$/.test(text)) throw atoi("invalid syntax");
+  const value = BigInt(text);
+  if (value > INT64_MAX || value < INT64_MIN) throw atoi("value out of range");
+  if (value <= 0n) return 0;
+  // A huge value loses precision here, but stays far past 100 and is refused.
+  const priority = Number(value);
+  checkEvalPriority(priority);
+  return priority;
+}
+
+const INT64_MAX = (1n << 63n) - 1n;
+const INT64_MIN = -(1n << 63n);
+
+/**
+ * Nomad's Job.Deregister: stop (a new version with Stop) or purge, with the
+ * evaluation that stops its allocations. A job that does not exist is no
+ * error: Nomad answers an empty response and writes nothing.
+ */
 export async function deregisterJob(
   ctx: ApiContext,
   identity: AuthenticatedIdentity,
@@ -212,7 +278,16 @@ export async function deregisterJob(
 ): Promise<DeregisterAnswer> {
   if (!identity.allows(namespace, "submit-job")) throw ApiError.forbidden();
   const job = ctx.tables.jobs.get(jobKey(namespace, jobID));
-  if (!job) throw ApiError.notFound("job not found");
+  if (!job) {
+    return {
+      EvalID: "",
+      EvalCreateIndex: 0,
+      JobModifyIndex: 0,
+      VolumeEvalID: "",
+      VolumeEvalIndex: 0,
+      Index: 0,
+    };
+  }
   const now = ctx.clock.now();
   // Nomad (1.5) gives the deregister evaluation the service type whatever the job's.
   const evaluation =
@@ -236,5 +311,27 @@ export async function deregisterJob(
     VolumeEvalID: "",
     VolumeEvalIndex: 0,
     Index: index,
+  };
+}
+
+/**
+ * Register's PreserveResources: every task that the running version has too
+ * (same group, same name) keeps that version's resources, so a job file
+ * re-submitted does not undo resources changed by the operator since.
+ */
+function withResourcesOf(existing: JobSpec, job: JobSpec): JobSpec {
+  return {
+    ...job,
+    TaskGroups: job.TaskGroups.map((tg) => {
+      const before = existing.TaskGroups.find((g) => g.Name === tg.Name);
+      if (!before) return tg;
+      return {
+        ...tg,
+        Tasks: tg.Tasks.map((task) => {
+          const old = before.Tasks.find((t) => t.Name === task.Name);
+          return old ? { ...task, Resources: old.Resources } : task;
+        }),
+      };
+    }),
   };
 }

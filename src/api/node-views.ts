@@ -1,14 +1,32 @@
 import type { AllocRow } from "../../projections/allocs.ts";
 import type { NodeRow } from "../../projections/nodes.ts";
+import { type LegacyResources, legacyNodeReserved, legacyNodeResources } from "../nodes/legacy-resources.ts";
 import type { Table } from "../store/table.ts";
 import { ApiError } from "./api-error.ts";
 
+/** Nomad's Node as the API returns it. */
+export type NodeView = Omit<NodeRow, "Resources" | "Reserved"> & {
+  readonly SecretID: "";
+  readonly Drain: boolean;
+  readonly Resources: LegacyResources;
+  readonly Reserved: LegacyResources;
+};
+
 /**
  * Nomad's Node as the API returns it. The row never holds the secret; the
- * empty SecretID is Nomad's sanitized shape.
+ * empty SecretID is Nomad's sanitized shape. `Drain` is the api package's
+ * deprecated flag; the legacy Resources and Reserved are always complete
+ * (clients dereference them), filled from NodeResources where the client
+ * sent none.
  */
-export function nodeView(row: NodeRow): NodeRow & { readonly SecretID: "" } {
-  return { ...row, SecretID: "" };
+export function nodeView(row: NodeRow): NodeView {
+  return {
+    ...row,
+    SecretID: "",
+    Drain: row.DrainStrategy !== null,
+    Resources: legacyNodeResources(row),
+    Reserved: legacyNodeReserved(row),
+  };
 }
 
 /** Nomad's NodeListStub; `resources` and `os` add the fields Nomad adds for `?resources=true` and `?os=true`. */
@@ -22,6 +40,7 @@ export function nodeStub(row: NodeRow, fields: { resources: boolean; os: boolean
     Datacenter: row.Datacenter,
     Name: row.Name,
     NodeClass: row.NodeClass,
+    NodePool: row.NodePool,
     Version: row.Attributes["nomad.version"] ?? "",
     Drain: row.DrainStrategy !== null,
     SchedulingEligibility: row.SchedulingEligibility,

@@ -1,5 +1,10 @@
 import { randomUUID } from "node:crypto";
-import type { NodeRegistered, NodeSpec, NodeStatusUpdated } from "../../streams/nodes.ts";
+import {
+  NODE_REGISTERED_VERSION,
+  type NodeRegistered,
+  type NodeSpec,
+  type NodeStatusUpdated,
+} from "../../streams/nodes.ts";
 import { computeNodeClass } from "../nodes/computed-class.ts";
 import { hashNodeSecret } from "../nodes/node-secret.ts";
 import type { Draft } from "../store/writer.ts";
@@ -24,6 +29,7 @@ export function readyNodeDrafts(i: number): { readonly id: string; readonly draf
     Links: null,
     Meta: null,
     NodeClass: "",
+    NodePool: "default",
     CgroupParent: "",
     ComputedClass: "",
     Drivers: { docker: { Detected: true, Healthy: true } },
@@ -49,7 +55,7 @@ export function readyNodeDrafts(i: number): { readonly id: string; readonly draf
   return {
     id: spec.ID,
     drafts: [
-      { type: "NodeRegistered", v: 1, data: registered },
+      { type: "NodeRegistered", v: NODE_REGISTERED_VERSION, data: registered },
       { type: "NodeStatusUpdated", v: 1, data: ready },
     ],
   };

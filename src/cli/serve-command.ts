@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from "../config.ts";
+import { ConfigError, loadConfig, serveUsage, wantsHelp } from "../config.ts";
 import { LogError } from "../log/event-log.ts";
 import { type RunningServer, startServer } from "../server.ts";
 import { boundedStep, type ShutdownProgress } from "../shutdown/bounded-step.ts";
@@ -7,9 +7,13 @@ import { SHUTDOWN_MARGIN_MS } from "../shutdown/shutdown-sequence.ts";
 /**
  * `chronomad serve`: runs until SIGTERM or SIGINT, then shuts down in order
  * (leader services, election, HTTP, snapshot, log) and exits 0; 1 if a step
- * had to be left behind.
+ * had to be left behind. `--help` prints the flags and exits 0.
  */
 export async function runServe(args: readonly string[]): Promise<number> {
+  if (wantsHelp(args)) {
+    process.stdout.write(serveUsage());
+    return 0;
+  }
   let config: Awaited<ReturnType<typeof loadConfig>>;
   try {
     config = await loadConfig(args);

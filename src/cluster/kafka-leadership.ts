@@ -1,7 +1,7 @@
 import { type Admin, type Consumer, Kafka, type KafkaConfig } from "kafkajs";
 import type { Logger } from "pino";
 import { BehaviorSubject, distinctUntilChanged, type Observable } from "rxjs";
-import type { Leadership } from "../leadership.ts";
+import type { Leadership, ServerMember } from "../leadership.ts";
 import { LogError } from "../log/event-log.ts";
 import { kafkajsLevel, pinoLogCreator } from "../log/kafka/kafka-logging.ts";
 import { type KafkaLogAddress, parseKafkaUrl } from "../log/kafka/kafka-url.ts";
@@ -24,9 +24,11 @@ export interface KafkaLeadershipOptions {
 interface GroupView {
   readonly leader: string;
   readonly peers: readonly string[];
+  /** Each member's server name, by advertised address. */
+  readonly names: ReadonlyMap<string, string>;
 }
 
-const NO_VIEW: GroupView = { leader: "", peers: [] };
+const NO_VIEW: GroupView = { leader: "", peers: [], names: new Map() };
 // Kafka's limit on topic names (Topic.java).
 const MAX_TOPIC_LENGTH = 249;
 
@@ -133,6 +135,16 @@ export class KafkaLeadership implements Leadership {
     return this.view.peers;
   }
 
+  members(): readonly ServerMember[] {
+    const leader = this.leaderAddress();
+    return this.peers().map((address) => ({
+      name: this.view.names.get(address) ?? (address === this.advertised ? this.options.serverName : address),
+      address,
+      leader: address === leader,
+      self: address === this.advertised,
+    }));
+  }
+
   lastContactMs(): number {
     if (this.leading.value) return 0;
     return Date.now() - (this.contactAt || this.joinedAt || Date.now());
@@ -216,7 +228,7 @@ export class KafkaLeadership implements Leadership {
       if (this.closed || this.consumer !== consumer) return;
       // Without the coordinator this server cannot know it still leads.
       this.leading.next(false);
-      this.view = { leader: "", peers: this.view.peers };
+      this.view = { ...this.view, leader: "" };
       this.options.logger.warn(
         { err: event.payload.error, restart: event.payload.restart },
         "leader election consumer failed",
@@ -268,13 +280,15 @@ export class KafkaLeadership implements Leadership {
       if (seq !== this.viewSeq || group.state !== "Stable" || group.protocol !== LEADER_ASSIGNER) return;
       let leader = "";
       const peers = new Set<string>();
+      const names = new Map<string, string>();
       for (const m of group.members) {
         const claim = claimOfMetadata(m.memberMetadata);
         if (!claim) continue;
         peers.add(claim.address);
+        names.set(claim.address, claim.server);
         if (assignmentLeads(m.memberAssignment, this.leaderTopic)) leader = claim.address;
       }
-      this.view = { leader, peers: [...peers].sort() };
+      this.view = { leader, peers: [...peers].sort(), names };
     } catch (err) {
       if (seq === this.viewSeq) this.options.logger.warn({ err }, "cannot read the leader group's members");
     }

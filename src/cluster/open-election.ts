@@ -29,7 +29,7 @@ class SoleElection extends SoleLeadership implements Election {
  * memory) leads itself.
  */
 export function openElection(config: ServerConfig, logger: Logger, heldEpoch: () => number): Election {
-  if (!config.log.startsWith("kafka://")) return new SoleElection();
+  if (!config.log.startsWith("kafka://")) return new SoleElection(config.serverName);
   return new KafkaLeadership({
     logUrl: config.log,
     serverName: config.serverName,

@@ -90,7 +90,17 @@ export class EnvelopeCodec {
     }
     if (raw.v === schema.version) return raw;
     let data = raw.data;
-    for (let v = raw.v; v < schema.version; v++) data = schema.upcast![v]!(data);
+    for (let v = raw.v; v < schema.version; v++) {
+      // Upcasters read the older shape; data without it is a corrupt record,
+      // reported as such rather than as whatever the upcaster tripped on.
+      try {
+        data = schema.upcast![v]!(data);
+      } catch (err) {
+        throw new CodecError(
+          `event ${raw.type} v${v} cannot be read as v${v + 1}: ${(err as Error).message}`,
+        );
+      }
+    }
     return { ...raw, v: schema.version, data };
   }
 

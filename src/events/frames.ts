@@ -29,10 +29,12 @@ export function eventOf(change: Change): StreamEvent | undefined {
   if (!spec) return undefined;
   const deleted = change.after === undefined;
   if (deleted && !spec.publishDeletes) return undefined;
+  const type = nomadEventType(change.event, deleted, spec.topic);
+  if (type === null) return undefined;
   const row = (change.after ?? change.before) as Readonly<Record<string, unknown>>;
   return {
     Topic: spec.topic,
-    Type: nomadEventType(change.event, deleted, spec.topic),
+    Type: type,
     Key: spec.key(row),
     Namespace: spec.namespace(row),
     FilterKeys: spec.filterKeys(row),

@@ -61,8 +61,14 @@ export const TOPICS: Readonly<Record<string, TopicSpec>> = {
     filterKeys: () => [],
     namespace: () => "",
     publishDeletes: true,
-    // The hash of the node's secret stays in the server.
-    payload: (r) => without(r, "SecretID", "SecretIDHash"),
+    // Nomad's Node.Sanitize(): the field is there, empty. The row holds no
+    // secret (its hash lives in node_secrets); a stray hash is dropped too.
+    // Drain: the api package's flag, derived as the node view derives it.
+    payload: (r) => ({
+      ...without(r, "SecretIDHash"),
+      SecretID: "",
+      Drain: r.DrainStrategy !== null && r.DrainStrategy !== undefined,
+    }),
   },
   deployments: {
     topic: "Deployment",
@@ -71,6 +77,15 @@ export const TOPICS: Readonly<Record<string, TopicSpec>> = {
     filterKeys: (r) => nonEmpty(r.JobID),
     namespace: (r) => str(r.Namespace),
     publishDeletes: false,
+    payload: (r) => r,
+  },
+  node_pools: {
+    topic: "NodePool",
+    wrapper: "NodePool",
+    key: (r) => str(r.Name),
+    filterKeys: () => [],
+    namespace: () => "",
+    publishDeletes: true,
     payload: (r) => r,
   },
   // Not a Nomad topic: namespaces change rarely but operators audit them too.
@@ -85,35 +100,86 @@ export const TOPICS: Readonly<Record<string, TopicSpec>> = {
   },
 };
 
-/** Every topic a subscriber may name. */
-export const TOPIC_NAMES = new Set(Object.values(TOPICS).map((t) => t.topic));
+/**
+ * Nomad's topics that chronomad has no table for yet (service
+ * registrations, ACL objects, volumes, variables, operator changes): a
+ * subscriber may name them, as in Nomad, and simply gets no events from
+ * them until those features exist.
+ */
+const SILENT_TOPICS = [
+  "Service",
+  "ACLToken",
+  "ACLPolicy",
+  "ACLRole",
+  "ACLAuthMethod",
+  "ACLBindingRule",
+  "HostVolume",
+  "CSIVolume",
+  "CSIPlugin",
+  "Operator",
+  "Variable",
+];
+
+/** Every topic a subscriber may name, besides `*`. */
+export const TOPIC_NAMES: ReadonlySet<string> = new Set([
+  ...Object.values(TOPICS).map((t) => t.topic),
+  ...SILENT_TOPICS,
+]);
 
 /**
- * Nomad's event Type for a change: decided by the record that caused it (the
- * Raft message type in Nomad), refined for deletes. Records without a Nomad
- * equivalent keep their own event name.
+ * Nomad's event Type for the changes a record causes, by record type: in
+ * Nomad it is the Raft message type's (nomad/state/events.go MsgTypeEvents).
+ * `null`: Nomad publishes nothing for that write (its eval deletes and reaps
+ * use untyped transactions), so neither does chronomad, even when the write
+ * also moves a job's status. Every record type of the log has an entry (a
+ * test holds that), so no chronomad-only name reaches a Nomad client; the
+ * Namespace topic is chronomad's own and keeps Nomad's Upserted/Deleted
+ * naming.
  */
-const EVENT_TYPES: Readonly<Record<string, string>> = {
+export const EVENT_TYPES: Readonly<Record<string, string | null>> = {
+  ClusterBootstrapped: "NamespaceUpserted",
+  LeadershipEstablished: null,
+  NamespaceUpserted: "NamespaceUpserted",
+  NodePoolUpserted: "NodePoolUpserted",
+  NodePoolDeleted: "NodePoolDeleted",
+  NamespaceDeleted: "NamespaceDeleted",
+  SchedulerConfigSet: null,
   NodeRegistered: "NodeRegistration",
   NodeDeregistered: "NodeDeregistration",
   NodeStatusUpdated: "NodeStreamEvent",
   NodeEventsAppended: "NodeStreamEvent",
-  // Nomad tags eligibility changes with the drain type too.
   NodeDrainUpdated: "NodeDrain",
-  NodeEligibilityUpdated: "NodeDrain",
+  // Nomad 1.6 tagged these NodeDrain by mistake; fixed upstream (#27858).
+  NodeEligibilityUpdated: "NodeEligibility",
   AllocClientUpdated: "AllocationUpdated",
-  AllocsDisconnected: "AllocationUpdated",
+  // Nomad marks allocations unknown or lost in the scheduler's plan.
+  AllocsDisconnected: "PlanResult",
+  AllocsLost: "PlanResult",
+  // Written beside the client's update that reported them.
   AllocsReconnected: "AllocationUpdated",
-  AllocsLost: "AllocationUpdated",
   AllocsDesiredTransitionUpdated: "AllocationUpdateDesiredStatus",
   AllocsPlanApplied: "PlanResult",
   EvaluationsUpserted: "EvaluationUpdated",
-  NamespaceUpserted: "NamespaceUpserted",
-  NamespaceDeleted: "NamespaceDeleted",
+  EvaluationsDeleted: null,
+  EvaluationsDeletedByFilter: null,
+  GarbageCollected: null,
+  JobRegistered: "JobRegistered",
+  JobDeregistered: "JobDeregistered",
+  // Nomad's Job.Scale registers the new version (the scaling event itself publishes nothing).
+  JobScaled: "JobRegistered",
+  JobStabilitySet: null,
+  RootKeyCreated: null,
 };
 
-/** The Nomad event Type of a change caused by a record of `eventType`. */
-export function nomadEventType(eventType: string, deleted: boolean, topic: string): string {
+/**
+ * The Nomad event Type of a change caused by a record of `eventType`, or
+ * null when Nomad would publish nothing for it.
+ */
+export function nomadEventType(eventType: string, deleted: boolean, topic: string): string | null {
   if (deleted && topic === "Node") return "NodeDeregistration";
-  return EVENT_TYPES[eventType] ?? eventType;
+  // The bootstrap record also creates the built-in node pools.
+  if (topic === "NodePool" && eventType === "ClusterBootstrapped") return "NodePoolUpserted";
+  const type = EVENT_TYPES[eventType];
+  // A record type newer than this table (the test forbids it) keeps its name rather than vanish.
+  return type === undefined ? eventType : type;
 }

@@ -11,15 +11,16 @@ import type {
   TaskSpec,
   UpdateStrategy,
 } from "../../streams/jobs.ts";
+import { withCanonicalScaling } from "./scaling-policy.ts";
 
 /**
  * Nomad's job defaults: the api package's Canonicalize (what `nomad job run`
  * sends) followed by the server's (structs.Job.Canonicalize and the
  * admission hooks), applied to a job as JSON. Fields of Nomad 1.5's job the
  * control plane does not read are carried as sent; fields Nomad 1.5 does not
- * know (a newer client's NodePool, UI, task Actions, ...) are dropped, as
- * Nomad's decoder drops them; a known field of the wrong type is an error
- * naming it.
+ * know (a newer client's UI, task Actions, ...) are dropped, as Nomad's
+ * decoder drops them; a known field of the wrong type is an error naming it.
+ * One field of Nomad 1.6 is known: the job's NodePool (node pools are served).
  */
 
 const SECOND = 1e9;
@@ -106,6 +107,7 @@ const JOB_FIELDS: FieldKinds = {
   Priority: "int",
   AllAtOnce: "bool",
   Datacenters: "array",
+  NodePool: "string",
   Constraints: "array",
   Affinities: "array",
   TaskGroups: "array",
@@ -321,6 +323,8 @@ export function canonicalizeJob(input: unknown, ignored?: string[]): JobSpec {
     Priority: r.int(job.Priority, "Job.Priority") || JOB_DEFAULT_PRIORITY,
     AllAtOnce: r.bool(job.AllAtOnce, "Job.AllAtOnce") ?? false,
     Datacenters: datacenters.length > 0 ? datacenters : ["*"],
+    // Nomad's node pool mutating hook: no pool is the default pool.
+    NodePool: r.string(job.NodePool, "Job.NodePool") || "default",
     Constraints: constraints(r, job.Constraints, "Job.Constraints"),
     TaskGroups: groups.map((g, i) =>
       taskGroup(
@@ -361,7 +365,7 @@ export function canonicalizeJob(input: unknown, ignored?: string[]): JobSpec {
   ]) {
     delete out[field];
   }
-  return out as JobSpec;
+  return withCanonicalScaling(out as JobSpec);
 }
 
 function constraints(r: Reader, v: unknown, path: string): Constraint[] | null {

@@ -10,6 +10,7 @@ import type {
 import { JOB_TYPES } from "../../streams/jobs.ts";
 import { formatErrors, goDuration } from "./multierror.ts";
 import { compileRegexp } from "./regexp.ts";
+import { validateGroupScaling } from "./scaling-policy.ts";
 
 /** Nomad's priority bounds (JobMinPriority, default JobMaxPriority). */
 export const JOB_MIN_PRIORITY = 1;
@@ -27,6 +28,12 @@ const HEALTH_CHECKS = ["checks", "task_states", "manual"];
  * undefined for a valid job.
  */
 export function validateJob(job: JobSpec): string | undefined {
+  const errors = jobValidationErrors(job);
+  return errors.length > 0 ? formatErrors(errors) : undefined;
+}
+
+/** The entries of Nomad's Job.Validate multierror, each as its Error() text (JobValidateResponse.ValidationErrors). */
+export function jobValidationErrors(job: JobSpec): string[] {
   const errors: string[] = [];
   if (job.Region === "") errors.push("Missing job region");
   if (job.ID === "") errors.push("Missing job ID");
@@ -73,7 +80,7 @@ export function validateJob(job: JobSpec): string | undefined {
   if (job.Priority < JOB_MIN_PRIORITY || job.Priority > JOB_MAX_PRIORITY) {
     errors.push(`job priority must be between [${JOB_MIN_PRIORITY}, ${JOB_MAX_PRIORITY}]`);
   }
-  return errors.length > 0 ? formatErrors(errors) : undefined;
+  return errors;
 }
 
 function validateTaskGroup(job: JobSpec, tg: TaskGroupSpec): string[] {
@@ -119,6 +126,8 @@ function validateTaskGroup(job: JobSpec, tg: TaskGroupSpec): string[] {
     if (t.Leader) leaders++;
   });
   if (leaders > 1) errors.push("Only one task may be marked as leader");
+  const scaling = validateGroupScaling(tg);
+  if (scaling) errors.push(scaling);
   for (const t of tg.Tasks) {
     const taskErrors = validateTask(t);
     if (taskErrors.length > 0) errors.push(`Task ${t.Name} validation failed: ${formatErrors(taskErrors)}`);

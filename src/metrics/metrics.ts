@@ -1,4 +1,14 @@
-type Labels = Readonly<Record<string, string>>;
+import {
+  Counter,
+  Gauge,
+  type Metric,
+  type MetricObjectWithValues,
+  type MetricValue,
+  Registry,
+  Summary,
+} from "prom-client";
+
+export type Labels = Readonly<Record<string, string>>;
 
 interface Aggregate {
   count: number;
@@ -10,105 +20,273 @@ interface Aggregate {
   m2: number;
 }
 
-interface Series<T> {
+type Kind = "counter" | "gauge" | "sample";
+
+/** One metric name: its prom-client metric in the registry, and what the JSON form needs besides. */
+interface Family {
   readonly name: string;
-  readonly labels: Labels;
-  readonly value: T;
+  readonly kind: Kind;
+  readonly labelNames: readonly string[];
+  readonly metric: Counter | Gauge | Summary;
+  /** Counters and samples: count, min, max and deviation per label set, which Prometheus does not carry. */
+  readonly aggregates: Map<string, Aggregate>;
+  /** Gauges: how to read each label set's value when scraped. */
+  readonly readers: Map<string, { labels: Labels; read: () => number }>;
+  /** Gauges whose label sets are known only when scraped. */
+  readAll?: () => Iterable<readonly [Labels, number]>;
 }
 
-const seriesKey = (name: string, labels: Labels) =>
-  `${name}\u0000${Object.entries(labels)
+/** go-metrics' in-memory sink interval: counters' Rate is their sum per second over it. */
+const INTERVAL_SECONDS = 10;
+
+/** Nomad's Prometheus summaries (go-metrics' prometheus sink): these quantiles over a 10 s window. */
+const SUMMARY = { percentiles: [0.5, 0.9, 0.99], maxAgeSeconds: 10, ageBuckets: 2 };
+
+const promName = (name: string) => name.replace(/[^a-zA-Z0-9_:]/g, "_").replace(/^([0-9])/, "_$1");
+const labelKey = (labels: Labels) => {
+  const keys = Object.keys(labels);
+  if (keys.length === 0) return "";
+  return keys
     .sort()
-    .map(([k, v]) => `${k}=${v}`)
-    .join(",")}`;
+    .map((k) => `${k}=${labels[k]}`)
+    .join(";");
+};
+
+/** go-metrics' MetricsSummary: what `GET /v1/metrics` answers. */
+export interface MetricsSummary {
+  readonly Timestamp: string;
+  readonly Gauges: { Name: string; Value: number; Labels: Labels }[];
+  readonly Points: never[];
+  readonly Counters: SampledValue[];
+  readonly Samples: SampledValue[];
+}
+
+interface SampledValue {
+  Name: string;
+  Count: number;
+  Rate: number;
+  Sum: number;
+  Min: number;
+  Max: number;
+  Mean: number;
+  Stddev: number;
+  Labels: Labels;
+}
 
 /**
- * Counters, gauges and timing samples, served by `/v1/metrics` in Nomad's
- * JSON shape or as Prometheus text. Gauges are read when scraped, so they
- * cost nothing in between.
+ * Counters, gauges and timing samples, kept in one prom-client Registry
+ * that both forms of `/v1/metrics` are read from: Prometheus text (with
+ * HELP and TYPE lines; samples as summaries, as Nomad's Prometheus sink
+ * makes them) and Nomad's JSON (go-metrics' in-memory sink shape). Names
+ * are Nomad's dotted ones (`nomad.nomad.broker.total_ready`), turned into
+ * Prometheus names the way Nomad does (dots to underscores). Gauges are
+ * read when scraped, so they cost nothing in between.
  */
 export class Metrics {
-  private readonly counters = new Map<string, Series<Aggregate>>();
-  private readonly samples = new Map<string, Series<Aggregate>>();
-  private readonly gauges = new Map<string, Series<() => number>>();
+  readonly registry = new Registry();
+  private readonly families = new Map<string, Family>();
+  private readonly byPromName = new Map<string, Family>();
 
-  incr(name: string, by = 1, labels: Labels = {}): void {
-    record(this.counters, name, labels, by);
+  incr(name: string, by = 1, labels: Labels = {}, help?: string): void {
+    const f = this.family(name, "counter", Object.keys(labels), help);
+    (f.metric as Counter).inc(labels, by);
+    record(f.aggregates, labels, by);
   }
 
   /** Records a duration in milliseconds (or any measured value). */
-  sample(name: string, value: number, labels: Labels = {}): void {
-    record(this.samples, name, labels, value);
+  sample(name: string, value: number, labels: Labels = {}, help?: string): void {
+    const f = this.family(name, "sample", Object.keys(labels), help);
+    (f.metric as Summary).observe(labels, value);
+    record(f.aggregates, labels, value);
   }
 
-  gauge(name: string, read: () => number, labels: Labels = {}): void {
-    this.gauges.set(seriesKey(name, labels), { name, labels, value: read });
+  /** A gauge read when scraped; a read that throws leaves the series out of that scrape. */
+  gauge(name: string, read: () => number, labels: Labels = {}, help?: string): void {
+    const f = this.family(name, "gauge", Object.keys(labels), help);
+    f.readers.set(labelKey(labels), { labels, read });
   }
 
-  /** The shape of Nomad's `GET /v1/metrics` (go-metrics' in-memory sink). */
-  toJSON(now: Date): unknown {
-    const agg = (s: Series<Aggregate>) => ({
-      Name: s.name,
-      Count: s.value.count,
-      Rate: s.value.sum / 10,
-      Sum: s.value.sum,
-      Min: s.value.min,
-      Max: s.value.max,
-      Mean: s.value.mean,
-      Stddev: s.value.count > 1 ? Math.sqrt(s.value.m2 / (s.value.count - 1)) : 0,
-      Labels: s.labels,
-    });
-    return {
-      Timestamp: now.toISOString(),
-      Gauges: [...this.gauges.values()].map((g) => ({ Name: g.name, Value: g.value(), Labels: g.labels })),
-      Points: [],
-      Counters: [...this.counters.values()].map(agg),
-      Samples: [...this.samples.values()].map(agg),
-    };
+  /** A gauge whose label sets are read when scraped (one series per entry `readAll` yields). */
+  gauges(
+    name: string,
+    labelNames: readonly string[],
+    readAll: () => Iterable<readonly [Labels, number]>,
+    help?: string,
+  ): void {
+    const f = this.family(name, "gauge", labelNames, help);
+    f.readAll = readAll;
   }
 
   /** Prometheus text exposition format 0.0.4. */
-  toPrometheus(): string {
-    const lines: string[] = [];
-    const name = (n: string) => n.replace(/[^a-zA-Z0-9_:]/g, "_");
-    const labels = (l: Labels) => {
-      const e = Object.entries(l);
-      if (e.length === 0) return "";
-      return `{${e.map(([k, v]) => `${name(k)}="${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`).join(",")}}`;
+  toPrometheus(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** The shape of Nomad's `GET /v1/metrics` (go-metrics' in-memory sink). */
+  async toJSON(now: Date): Promise<MetricsSummary> {
+    const summary = {
+      Timestamp: goIntervalTime(now),
+      Gauges: [] as MetricsSummary["Gauges"],
+      Points: [] as never[],
+      Counters: [] as SampledValue[],
+      Samples: [] as SampledValue[],
     };
-    const typed = new Set<string>();
-    const head = (n: string, type: string) => {
-      if (!typed.has(n)) lines.push(`# TYPE ${n} ${type}`);
-      typed.add(n);
+    // prom-client's typings say MetricObject and an enum; at run time these
+    // are its Metric instances, whose `type` is the Prometheus type name.
+    for (const metric of this.registry.getMetricsAsArray() as unknown as Metric[]) {
+      const got = await metric.get();
+      const family = this.byPromName.get(got.name);
+      const name = family?.name ?? got.name;
+      switch (got.type as unknown as string) {
+        case "gauge":
+          for (const v of got.values)
+            summary.Gauges.push({ Name: name, Value: v.value, Labels: labelsOf(v) });
+          break;
+        case "counter":
+          for (const v of got.values) {
+            const labels = labelsOf(v);
+            const agg = family?.aggregates.get(labelKey(labels)) ?? single(v.value);
+            summary.Counters.push(sampled(name, agg, labels));
+          }
+          break;
+        case "summary":
+        case "histogram":
+          summary.Samples.push(...observed(name, got, family));
+          break;
+      }
+    }
+    const order = (a: { Name: string; Labels: Labels }, b: { Name: string; Labels: Labels }) => {
+      const x = `${a.Name};${labelKey(a.Labels)}`;
+      const y = `${b.Name};${labelKey(b.Labels)}`;
+      return x < y ? -1 : x > y ? 1 : 0;
     };
-    for (const g of this.gauges.values()) {
-      head(name(g.name), "gauge");
-      lines.push(`${name(g.name)}${labels(g.labels)} ${g.value()}`);
+    summary.Gauges.sort(order);
+    summary.Counters.sort(order);
+    summary.Samples.sort(order);
+    return summary;
+  }
+
+  private family(name: string, kind: Kind, labelNames: readonly string[], help?: string): Family {
+    const existing = this.families.get(name);
+    if (existing) {
+      if (existing.kind !== kind) throw new Error(`metric ${name} is a ${existing.kind}, not a ${kind}`);
+      return existing;
     }
-    for (const c of this.counters.values()) {
-      head(name(c.name), "counter");
-      lines.push(`${name(c.name)}${labels(c.labels)} ${c.value.sum}`);
-    }
-    for (const s of this.samples.values()) {
-      const n = name(s.name);
-      head(n, "summary");
-      lines.push(
-        `${n}_sum${labels(s.labels)} ${s.value.sum}`,
-        `${n}_count${labels(s.labels)} ${s.value.count}`,
-      );
-    }
-    return `${lines.join("\n")}\n`;
+    const config = {
+      name: promName(name),
+      help: help ?? name,
+      labelNames: [...labelNames],
+      registers: [this.registry],
+    };
+    const family: Family = {
+      name,
+      kind,
+      labelNames,
+      aggregates: new Map(),
+      readers: new Map(),
+      metric:
+        kind === "counter"
+          ? new Counter(config)
+          : kind === "sample"
+            ? new Summary({ ...config, ...SUMMARY })
+            : new Gauge({
+                ...config,
+                // `this` is the gauge being scraped; the family is in scope.
+                collect(this: Gauge) {
+                  this.reset();
+                  let set = false;
+                  for (const { labels, read } of family.readers.values()) {
+                    try {
+                      this.set(labels, read());
+                      set = true;
+                    } catch {
+                      // A reader that cannot answer now (a part shutting down) is left out.
+                    }
+                  }
+                  for (const [labels, value] of family.readAll?.() ?? []) {
+                    this.set(labels, value);
+                    set = true;
+                  }
+                  // reset() leaves a 0 for a gauge without labels; nothing read, no series.
+                  if (!set && labelNames.length === 0) this.remove();
+                },
+              }),
+    };
+    this.families.set(name, family);
+    this.byPromName.set(config.name, family);
+    return family;
   }
 }
 
-function record(map: Map<string, Series<Aggregate>>, name: string, labels: Labels, v: number): void {
-  const key = seriesKey(name, labels);
-  let s = map.get(key);
-  if (!s) {
-    s = { name, labels, value: { count: 0, sum: 0, min: v, max: v, mean: 0, m2: 0 } };
-    map.set(key, s);
+/** go-metrics' Timestamp: the interval's start, rounded to the second, as Go prints a UTC time. */
+function goIntervalTime(now: Date): string {
+  const start = Math.floor(now.getTime() / (INTERVAL_SECONDS * 1000)) * INTERVAL_SECONDS * 1000;
+  const iso = new Date(start).toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} +0000 UTC`;
+}
+
+function labelsOf(v: MetricValue<string>): Labels {
+  const out: Record<string, string> = {};
+  for (const [k, value] of Object.entries(v.labels))
+    if (k !== "quantile" && k !== "le") out[k] = String(value);
+  return out;
+}
+
+/** A summary's or histogram's series as go-metrics samples, one per label set. */
+function observed(
+  name: string,
+  got: MetricObjectWithValues<MetricValue<string>>,
+  family: Family | undefined,
+): SampledValue[] {
+  const series = new Map<string, { labels: Labels; sum: number; count: number }>();
+  for (const v of got.values) {
+    const suffix = (v as { metricName?: string }).metricName?.slice(got.name.length);
+    if (suffix !== "_sum" && suffix !== "_count") continue;
+    const labels = labelsOf(v);
+    const key = labelKey(labels);
+    const s = series.get(key) ?? { labels, sum: 0, count: 0 };
+    if (suffix === "_sum") s.sum = v.value;
+    else s.count = v.value;
+    series.set(key, s);
   }
-  const a = s.value;
+  return [...series.entries()].map(([key, s]) => {
+    const agg = family?.aggregates.get(key) ?? {
+      count: s.count,
+      sum: s.sum,
+      min: 0,
+      max: 0,
+      mean: s.count > 0 ? s.sum / s.count : 0,
+      m2: 0,
+    };
+    return sampled(name, agg, s.labels);
+  });
+}
+
+function single(value: number): Aggregate {
+  return { count: 1, sum: value, min: value, max: value, mean: value, m2: 0 };
+}
+
+function sampled(name: string, a: Aggregate, labels: Labels): SampledValue {
+  return {
+    Name: name,
+    Count: a.count,
+    Rate: a.sum / INTERVAL_SECONDS,
+    Sum: a.sum,
+    Min: a.min,
+    Max: a.max,
+    Mean: a.mean,
+    Stddev: a.count > 1 ? Math.sqrt(a.m2 / (a.count - 1)) : 0,
+    Labels: labels,
+  };
+}
+
+function record(map: Map<string, Aggregate>, labels: Labels, v: number): void {
+  const key = labelKey(labels);
+  let a = map.get(key);
+  if (!a) {
+    a = { count: 0, sum: 0, min: v, max: v, mean: 0, m2: 0 };
+    map.set(key, a);
+  }
   a.count++;
   a.sum += v;
   if (v < a.min) a.min = v;

@@ -5,12 +5,14 @@ import type { NodeSpec } from "../../streams/nodes.ts";
  * Nomad's Node.ComputeClass: nodes that the scheduler cannot tell apart share
  * a class, so an evaluation blocked on one class is retried when any node of
  * that class changes. Nomad hashes the struct with hashstructure; this hashes
- * the same inputs (datacenter, class, attributes and meta without their
- * `unique.` keys, devices) in a canonical JSON form. The values differ from
+ * the same inputs (datacenter, class, node pool, attributes and meta without
+ * their `unique.` keys, devices) in a canonical JSON form. The values differ from
  * Nomad's; equality between nodes is what matters.
  */
 export function computeNodeClass(
-  node: Pick<NodeSpec, "Datacenter" | "NodeClass" | "Attributes" | "Meta" | "NodeResources">,
+  node: Pick<NodeSpec, "Datacenter" | "NodeClass" | "Attributes" | "Meta" | "NodeResources"> & {
+    readonly NodePool?: string;
+  },
 ): string {
   const input = {
     Datacenter: node.Datacenter,
@@ -18,6 +20,9 @@ export function computeNodeClass(
     Attributes: withoutUnique(node.Attributes),
     Meta: withoutUnique(node.Meta ?? {}),
     Devices: node.NodeResources?.Devices ?? null,
+    // Nomad hashes the pool too. Left out for `default`, so the classes of
+    // nodes registered before node pools existed stay what they were.
+    ...(node.NodePool && node.NodePool !== "default" ? { NodePool: node.NodePool } : {}),
   };
   const digest = createHash("sha256").update(canonicalJson(input)).digest();
   return `v1:${digest.readBigUInt64BE(0).toString()}`;

@@ -3,6 +3,7 @@ import type { AllocRow } from "../../projections/allocs.ts";
 import type { JobRow } from "../../projections/jobs.ts";
 import type { NodeRow } from "../../projections/nodes.ts";
 import { type EvaluationSpec, newEvaluation } from "../../streams/evals.ts";
+import { inNodePool } from "../../streams/node-pools.ts";
 import type { NodeStatus } from "../../streams/nodes.ts";
 import { inAnyDatacenter } from "../services/scheduler/ready-nodes.ts";
 import type { Table } from "../store/table.ts";
@@ -80,7 +81,7 @@ export interface NodeEvalTables {
  */
 export function evalsForNode(
   tables: NodeEvalTables,
-  node: Pick<NodeRow, "ID" | "ModifyIndex" | "Datacenter">,
+  node: Pick<NodeRow, "ID" | "ModifyIndex" | "Datacenter"> & { readonly NodePool?: string },
   nowMs: number,
   newID: () => string = randomUUID,
 ): EvaluationSpec[] {
@@ -90,16 +91,21 @@ export function evalsForNode(
     tables.allocs.by("node", node.ID),
     nowMs,
     newID,
-    systemJobsIn(tables.jobs, node.Datacenter),
+    systemJobsIn(tables.jobs, node.Datacenter, node.NodePool),
   );
 }
 
 /** The parts of a job a node-update evaluation is built from. */
 export type SystemJobRef = Pick<JobRow, "ID" | "Namespace" | "Type" | "Priority" | "JobModifyIndex">;
 
-/** Nomad's JobsByScheduler("system") in the node's datacenter: the running system jobs a node change concerns. */
-export function systemJobsIn(jobs: Table<JobRow>, datacenter: string): JobRow[] {
-  return jobs.by("type", "system").filter((j) => !j.Stop && inAnyDatacenter(j.Datacenters, datacenter));
+/**
+ * Nomad's JobsByScheduler("system") in the node's datacenter and node pool:
+ * the running system jobs a node change concerns.
+ */
+export function systemJobsIn(jobs: Table<JobRow>, datacenter: string, nodePool?: string): JobRow[] {
+  return jobs
+    .by("type", "system")
+    .filter((j) => !j.Stop && inAnyDatacenter(j.Datacenters, datacenter) && inNodePool(j.NodePool, nodePool));
 }
 
 /** Nomad's nodeStatusTransitionRequiresEval, plus its "always when down". */

@@ -1,5 +1,6 @@
 import type { SimAllocSpec } from "./alloc-spec.ts";
 import type { DriverOptions, Range } from "./driver-options.ts";
+import { type HealthWatchParams, healthWatchParams, unhealthyEvent } from "./health-watch.ts";
 import { Prng } from "./prng.ts";
 import {
   appendEvent,
@@ -9,6 +10,7 @@ import {
   rfc3339,
   type TaskEvent,
   type TaskState,
+  ZERO_TIME,
 } from "./task-states.ts";
 import type { QueuedTimer, TimerQueue } from "./timer-queue.ts";
 
@@ -24,7 +26,8 @@ export interface ClientAllocUpdate {
 }
 
 export interface DeploymentHealth {
-  readonly Healthy: boolean;
+  /** null: cleared, the allocation joined another deployment (Nomad's ClearDeploymentStatus). */
+  readonly Healthy: boolean | null;
   readonly Timestamp: string;
   readonly Canary: boolean;
   readonly ModifyIndex: number;
@@ -50,9 +53,18 @@ const SIGTERM = 15;
  * restart within the group's restart policy. Service and system tasks run
  * until the server stops the allocation; batch tasks exit after their run
  * time. All tasks of the group move together, on one timer.
+ *
+ * It watches its health as Nomad's health hook does (health_hook.go with
+ * allochealth's tracker): a service allocation, in a deployment or not (a
+ * drain's replacements), is healthy once its tasks have run for
+ * min_healthy_time, unhealthy if they die or the healthy deadline passes
+ * first; an update that moves it to another deployment clears its health
+ * and watches again.
  */
 export class AllocRunner {
   readonly taskStates: Record<string, TaskState> = {};
+  /** The allocation as last pulled: an update replaces it (a new deployment, a new job version in place). */
+  spec: SimAllocSpec;
   clientStatus: "pending" | "running" | "complete" | "failed" = "pending";
   clientDescription = "";
   deploymentStatus: DeploymentHealth | null = null;
@@ -67,13 +79,18 @@ export class AllocRunner {
   private phase: Phase = "setup";
   private step: QueuedTimer | undefined;
   private periodic: QueuedTimer | undefined;
-  private health: QueuedTimer | undefined;
+  /** How health is being watched; undefined: it is not (set already, or not wanted). */
+  private watch: HealthWatchParams | undefined;
+  private healthDeadline: QueuedTimer | undefined;
+  /** Runs while the tasks run, for min_healthy_time. */
+  private healthyAfter: QueuedTimer | undefined;
   private readonly prng: Prng;
 
   constructor(
-    readonly spec: SimAllocSpec,
+    spec: SimAllocSpec,
     private readonly host: RunnerHost,
   ) {
+    this.spec = spec;
     this.desiredStatus = spec.DesiredStatus;
     this.allocModifyIndex = spec.AllocModifyIndex;
     this.prng = new Prng(`${host.seed}/alloc/${spec.ID}`);
@@ -93,6 +110,8 @@ export class AllocRunner {
     const now = this.host.timers.now();
     for (const t of this.spec.Tasks) this.taskStates[t.Name] = newTaskState();
     this.event(events.received(now));
+    // The health hook's Prerun, before any task starts.
+    this.watchHealth();
     this.after(this.host.driver.setup, () => {
       this.phase = "pull";
       this.event(events.setup(this.host.timers.now()));
@@ -104,14 +123,38 @@ export class AllocRunner {
     });
   }
 
-  /** A newer version of the allocation from the server; stops it when the server wants it stopped. */
-  update(spec: Pick<SimAllocSpec, "DesiredStatus" | "AllocModifyIndex">): void {
+  /**
+   * A newer version of the allocation from the server (Nomad's
+   * handleAllocUpdate): stops it when the server wants it stopped; otherwise
+   * the health hook starts over, its health cleared if the allocation moved
+   * to another deployment. A runner that ended takes no update.
+   */
+  update(spec: SimAllocSpec): void {
     this.allocModifyIndex = spec.AllocModifyIndex;
+    if (this.phase === "dead") return;
+    const previous = this.spec;
+    this.spec = spec;
     this.desiredStatus = spec.DesiredStatus;
-    if (spec.DesiredStatus === "stop" || spec.DesiredStatus === "evict") this.stop();
+    if (spec.DesiredStatus === "stop" || spec.DesiredStatus === "evict") {
+      this.stop();
+      return;
+    }
+    // Update hooks do not run for an allocation the server already counts as terminal.
+    if (["complete", "failed", "lost"].includes(spec.ClientStatus)) return;
+    this.stopWatch();
+    if (spec.DeploymentID !== previous.DeploymentID && this.deploymentStatus) {
+      // Not sent by itself: the server hears of it with the next health.
+      this.deploymentStatus = { ...this.deploymentStatus, Healthy: null, Timestamp: ZERO_TIME };
+    }
+    this.watchHealth();
   }
 
-  /** Kills the tasks: "Killing", then after the driver's kill time "Terminated" and "Killed"; complete. */
+  /**
+   * Kills the tasks: "Killing", then after the driver's kill time "Terminated"
+   * and "Killed"; complete. The health watch goes on, as Nomad's does (update
+   * hooks do not run for a stop): tasks killed before they were healthy make
+   * the allocation unhealthy.
+   */
   stop(): void {
     if (this.phase === "dead" || this.phase === "killing") return;
     this.cancelTimers();
@@ -131,19 +174,29 @@ export class AllocRunner {
   /** The runner is gone (the server collected the allocation, or the simulator stops): no more updates. */
   destroy(): void {
     this.cancelTimers();
+    this.stopWatch();
     this.phase = "dead";
     this.destroyed = true;
   }
 
   /** The update the node sends for this allocation now. */
   toUpdate(nodeID: string): ClientAllocUpdate {
+    let deploymentStatus = this.deploymentStatus;
+    // Nomad's clientAlloc: a failed allocation of a deployment is unhealthy, even if no watch said so.
+    if (
+      this.clientStatus === "failed" &&
+      this.spec.DeploymentID !== "" &&
+      deploymentStatus?.Healthy == null
+    ) {
+      deploymentStatus = { Healthy: false, Timestamp: ZERO_TIME, Canary: false, ModifyIndex: 0 };
+    }
     return {
       ID: this.spec.ID,
       NodeID: nodeID,
       ClientStatus: this.clientStatus,
       ClientDescription: this.clientDescription,
       TaskStates: this.taskStates,
-      DeploymentStatus: this.deploymentStatus,
+      DeploymentStatus: deploymentStatus,
       NetworkStatus: null,
     };
   }
@@ -158,19 +211,7 @@ export class AllocRunner {
     }
     this.event(events.started(now));
     this.schedulePeriodic(true);
-    if (this.spec.DeploymentID !== "" && this.deploymentStatus === null && !this.health) {
-      this.health = this.host.timers.after(this.spec.MinHealthyTime, () => {
-        this.health = undefined;
-        if (this.phase !== "running") return;
-        this.deploymentStatus = {
-          Healthy: true,
-          Timestamp: rfc3339(this.host.timers.now()),
-          Canary: false,
-          ModifyIndex: 0,
-        };
-        this.host.changed(this);
-      });
-    }
+    this.trackTasks();
     const d = this.host.driver;
     if (this.spec.JobType === "batch" || this.spec.JobType === "sysbatch") {
       const task = this.spec.Tasks[0];
@@ -201,6 +242,7 @@ export class AllocRunner {
         appendEvent(s, events.restarting(now, delay));
       }
       this.changed();
+      this.trackTasks();
       this.step = this.host.timers.after(delay, () => this.run());
       return;
     }
@@ -220,6 +262,7 @@ export class AllocRunner {
       for (const e of list) appendEvent(s, e);
     }
     this.changed();
+    this.trackTasks();
   }
 
   /**
@@ -267,7 +310,69 @@ export class AllocRunner {
   private cancelTimers(): void {
     this.host.timers.cancel(this.step);
     this.host.timers.cancel(this.periodic);
-    this.host.timers.cancel(this.health);
-    this.step = this.periodic = this.health = undefined;
+    this.step = this.periodic = undefined;
+  }
+
+  // ---- health (Nomad's health hook and allochealth tracker) ----
+
+  /** The hook's init: nothing if health is set already or not wanted; else the deadline runs from now. */
+  private watchHealth(): void {
+    if (this.deploymentStatus?.Healthy != null) return;
+    const params = healthWatchParams(this.spec);
+    if (!params) return;
+    this.watch = params;
+    this.healthDeadline = this.host.timers.after(params.healthyDeadline, () => {
+      this.healthDeadline = undefined;
+      this.setHealth(false);
+    });
+    this.trackTasks();
+  }
+
+  /**
+   * The tracker following the tasks: running (or being killed, still
+   * running) starts the min_healthy_time countdown; back to pending (a
+   * restart) stops it; dead, for whatever reason, is unhealthy.
+   */
+  private trackTasks(): void {
+    if (!this.watch) return;
+    if (this.phase === "dead") {
+      this.setHealth(false);
+      return;
+    }
+    if (this.phase === "running" || this.phase === "killing") {
+      this.healthyAfter ??= this.host.timers.after(this.watch.minHealthyTime, () => {
+        this.healthyAfter = undefined;
+        this.setHealth(true);
+      });
+      return;
+    }
+    this.host.timers.cancel(this.healthyAfter);
+    this.healthyAfter = undefined;
+  }
+
+  /** Nomad's SetHealth: the allocation's health and when, reported; an unhealthy deployment allocation says why. */
+  private setHealth(healthy: boolean): void {
+    const watch = this.watch;
+    if (!watch) return;
+    this.stopWatch();
+    const now = this.host.timers.now();
+    if (!healthy && watch.isDeploy && this.desiredStatus === "run") {
+      for (const s of Object.values(this.taskStates)) appendEvent(s, unhealthyEvent(now, s, watch));
+    }
+    this.deploymentStatus = {
+      Healthy: healthy,
+      Timestamp: rfc3339(now),
+      // The server owns these; the client keeps what it had.
+      Canary: this.deploymentStatus?.Canary ?? false,
+      ModifyIndex: this.deploymentStatus?.ModifyIndex ?? 0,
+    };
+    this.host.changed(this);
+  }
+
+  private stopWatch(): void {
+    this.host.timers.cancel(this.healthDeadline);
+    this.host.timers.cancel(this.healthyAfter);
+    this.healthDeadline = this.healthyAfter = undefined;
+    this.watch = undefined;
   }
 }

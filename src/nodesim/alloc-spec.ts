@@ -1,6 +1,6 @@
 import { parseDuration } from "../util/duration.ts";
 
-/** What a simulated allocation runner needs from a server Allocation, read once when it is pulled. */
+/** What a simulated allocation runner needs from a server Allocation, read each time it is pulled. */
 export interface SimAllocSpec {
   readonly ID: string;
   /** `<job>.<group>[<index>]`: a replacement keeps the name of the allocation it replaces. */
@@ -13,11 +13,23 @@ export interface SimAllocSpec {
   /** Milliseconds. */
   readonly RestartDelay: number;
   readonly DeploymentID: string;
-  /** Milliseconds after start until the allocation reports itself healthy to its deployment. */
-  readonly MinHealthyTime: number;
+  /** The group's update block (the job's when the group has none): health for a deployment. */
+  readonly Update: SimHealthStrategy | null;
+  /** The group's migrate block: health outside a deployment (a drain's replacements). */
+  readonly Migrate: SimHealthStrategy | null;
   readonly DesiredStatus: string;
   readonly ClientStatus: string;
   readonly AllocModifyIndex: number;
+}
+
+/** The health settings of an update or migrate block; durations in milliseconds. */
+export interface SimHealthStrategy {
+  /** 0: no rolling update (Nomad's UpdateStrategy.IsEmpty). */
+  readonly MaxParallel: number;
+  /** "checks", "task_states" or "manual". */
+  readonly HealthCheck: string;
+  readonly MinHealthyTime: number;
+  readonly HealthyDeadline: number;
 }
 
 export interface SimTaskSpec {
@@ -65,9 +77,7 @@ export function simAllocSpec(alloc: Json, defaultRestartDelayMs: number): SimAll
     });
   if (tasks.length === 0) tasks.push({ Name: str(alloc.TaskGroup) || "task" });
   const restart = obj(group?.RestartPolicy);
-  const update = obj(group?.Update) ?? obj(job?.Update);
   const restartDelayNs = num(restart?.Delay);
-  const minHealthyNs = num(update?.MinHealthyTime);
   return {
     ID: str(alloc.ID),
     Name: str(alloc.Name),
@@ -78,9 +88,21 @@ export function simAllocSpec(alloc: Json, defaultRestartDelayMs: number): SimAll
     RestartAttempts: num(restart?.Attempts) ?? 2,
     RestartDelay: restartDelayNs !== undefined ? restartDelayNs / 1e6 : defaultRestartDelayMs,
     DeploymentID: str(alloc.DeploymentID),
-    MinHealthyTime: minHealthyNs !== undefined ? minHealthyNs / 1e6 : 10_000,
+    Update: healthStrategy(obj(group?.Update) ?? obj(job?.Update), 0),
+    Migrate: healthStrategy(obj(group?.Migrate), 1),
     DesiredStatus: str(alloc.DesiredStatus) || "run",
     ClientStatus: str(alloc.ClientStatus) || "pending",
     AllocModifyIndex: num(alloc.AllocModifyIndex) ?? 0,
+  };
+}
+
+/** An update or migrate block, with Nomad's defaults (10 s healthy for, 5 m deadline, checks) for what it leaves out. */
+function healthStrategy(block: Json | undefined, defaultMaxParallel: number): SimHealthStrategy | null {
+  if (!block) return null;
+  return {
+    MaxParallel: num(block.MaxParallel) ?? defaultMaxParallel,
+    HealthCheck: str(block.HealthCheck) || "checks",
+    MinHealthyTime: (num(block.MinHealthyTime) ?? 10e9) / 1e6,
+    HealthyDeadline: (num(block.HealthyDeadline) ?? 300e9) / 1e6,
   };
 }

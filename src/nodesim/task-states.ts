@@ -15,6 +15,8 @@ export interface TaskEvent {
   readonly Type: string;
   readonly Time: number;
   readonly DisplayMessage: string;
+  /** Set by events that carry a message of their own (Nomad's SetMessage). */
+  readonly Message?: string;
   readonly Details: Readonly<Record<string, string>>;
   readonly FailsTask?: boolean;
   readonly ExitCode?: number;

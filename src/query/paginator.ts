@@ -1,5 +1,6 @@
 import type { Filter } from "./filter/index.ts";
 import { compileFilter, FilterError } from "./filter/index.ts";
+import { queryBool } from "./query-bool.ts";
 import { QueryError } from "./query-error.ts";
 import { skipWhile, walkInSlices } from "./sliced-walk.ts";
 
@@ -273,9 +274,10 @@ const MAX_PER_PAGE = 2_147_483_647; // Nomad's per_page is an int32.
 /**
  * Reads `per_page`, `next_token`, `reverse` and `filter` as every Nomad list
  * endpoint does. Nomad silently ignores an unparseable `per_page` and treats
- * any `reverse` other than "true" as false; here those are 400s, because a
- * silently ignored `per_page=-1` or `reverse=yes` returns a page the client
- * did not ask for.
+ * any `reverse` other than "true" as false; here `reverse` is read as every
+ * query boolean is (Go's ParseBool: `reverse=1` too), and either one
+ * unparseable is a 400, because a silently ignored `per_page=-1` or
+ * `reverse=yes` returns a page the client did not ask for.
  */
 export function parseListQuery(query: Readonly<Record<string, unknown>>): ListQuery {
   const perPageText = param(query, "per_page");
@@ -289,10 +291,7 @@ export function parseListQuery(query: Readonly<Record<string, unknown>>): ListQu
     perPage = Number(perPageText);
   }
 
-  const reverseText = param(query, "reverse");
-  if (reverseText !== "" && reverseText !== "true" && reverseText !== "false") {
-    throw new QueryError(`reverse must be "true" or "false", got ${JSON.stringify(reverseText)}`);
-  }
+  const reverse = queryBool(query, "reverse") ?? false;
 
   const filterText = param(query, "filter");
   let filter: Filter | undefined;
@@ -312,7 +311,7 @@ export function parseListQuery(query: Readonly<Record<string, unknown>>): ListQu
     }
   }
 
-  return { perPage, nextToken: param(query, "next_token"), reverse: reverseText === "true", filter };
+  return { perPage, nextToken: param(query, "next_token"), reverse, filter };
 }
 
 /** The first value of a parameter, as Go's url.Values.Get; numbers are accepted for already-coerced queries. */

@@ -1,4 +1,4 @@
-import { collectGarbage, DEFAULT_GC_THRESHOLDS } from "../gc/collect-garbage.ts";
+import { collectGarbage, DEFAULT_GC_THRESHOLDS, type GcThresholds, gcDrafts } from "../gc/collect-garbage.ts";
 import type { Timer } from "../util/clock.ts";
 import type { LeaderService, ServiceContext } from "./service.ts";
 
@@ -6,14 +6,17 @@ import type { LeaderService, ServiceContext } from "./service.ts";
 const GC_INTERVAL_MS = 5 * 60_000;
 
 /**
- * The leader's periodic garbage collection of terminal evaluations and
- * allocations (Nomad's core "eval-gc" job). Their history stays.
+ * The leader's periodic garbage collection (Nomad's core "job-gc" and
+ * "eval-gc" jobs): finished jobs, terminal evaluations and allocations older
+ * than Nomad's thresholds. Their history stays.
  */
 export class CoreGc implements LeaderService {
   readonly name = "core-gc";
   private timer: Timer | undefined;
   private ctx: ServiceContext | undefined;
   private running: Promise<void> = Promise.resolve();
+
+  constructor(private readonly thresholds: GcThresholds = DEFAULT_GC_THRESHOLDS) {}
 
   start(ctx: ServiceContext): void {
     this.ctx = ctx;
@@ -36,10 +39,13 @@ export class CoreGc implements LeaderService {
   }
 
   private async collect(ctx: ServiceContext): Promise<void> {
-    const events = collectGarbage(ctx.tables, ctx.clock.now(), DEFAULT_GC_THRESHOLDS, "periodic");
-    if (events.length === 0) return;
     try {
-      await ctx.write(events.map((data) => ({ type: "GarbageCollected", v: 1, data })));
+      const events = await collectGarbage(ctx.tables, {
+        nowMs: ctx.clock.now(),
+        thresholds: this.thresholds,
+      });
+      if (events.length === 0) return;
+      await ctx.write(gcDrafts(events));
       ctx.logger.info({ events: events.length }, "garbage collected");
     } catch (err) {
       ctx.logger.warn({ err }, "garbage collection failed; retrying at the next interval");

@@ -239,7 +239,7 @@ export class HeartbeatWatcher implements LeaderService, HeartbeatTimers {
         allocs,
         now,
         this.newID,
-        systemJobsIn(ctx.tables.jobs, node.Datacenter),
+        systemJobsIn(ctx.tables.jobs, node.Datacenter, node.NodePool),
       );
       if (evals.length > 0) {
         const data: EvaluationsUpserted = { Evals: evals };

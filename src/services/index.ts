@@ -1,4 +1,6 @@
 import type { ServerConfig } from "../config.ts";
+import { Keyring } from "../keyring/keyring.ts";
+import { KeyringInitializer } from "../keyring/keyring-initializer.ts";
 import { CoreGc } from "./core-gc.ts";
 import { DeploymentWatcher } from "./deployment-watcher.ts";
 import { HeartbeatWatcher } from "./heartbeat-watcher.ts";
@@ -9,14 +11,20 @@ import type { LeaderService } from "./service.ts";
 /** Services the API also talks to (the client RPC resets heartbeat timers), created by the caller. */
 export interface SharedServices {
   readonly heartbeats?: HeartbeatWatcher;
+  /** The server awaits its first key before it reports itself started. */
+  readonly keyring?: KeyringInitializer;
+  /** `/v1/agent/schedulers` reads and resizes its worker pool. */
+  readonly scheduler?: SchedulerService;
 }
 
 /** The leader-only services of a server, in start order. */
 export function createServices(_config: ServerConfig, shared: SharedServices = {}): LeaderService[] {
   return [
+    // First: clients wait for the JWKS to list a key before they call anything.
+    shared.keyring ?? new KeyringInitializer({ keyring: new Keyring() }),
     shared.heartbeats ?? new HeartbeatWatcher(),
     new CoreGc(),
-    new SchedulerService(),
+    shared.scheduler ?? new SchedulerService(),
     new NodeDrainer(),
     new DeploymentWatcher(),
   ];

@@ -108,7 +108,8 @@ describe("chronomad export", () => {
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l) as { Index: number; Key: string; Topic: string; Time: string; Op: string });
-    const seen = new Set(records.map((r) => `${r.Index}/${r.Key}`));
+    // Keys are unique per topic: the first record makes namespace "default" and node pool "default".
+    const seen = new Set(records.map((r) => `${r.Index}/${r.Topic}/${r.Key}`));
     expect(seen.size).toBe(records.length);
     // Every namespace write is there once, in log order.
     const keys = records.filter((r) => r.Topic === "Namespace").map((r) => r.Key);

@@ -38,6 +38,18 @@ describe("chronomad serve", () => {
     }
   });
 
+  it("prints its usage for --help and exits 0", async () => {
+    const { spawnSync } = await import("node:child_process");
+    const bin = join(import.meta.dirname, "../../bin/chronomad.js");
+    const run = spawnSync(process.execPath, [bin, "serve", "--log-level", "debug", "--help"], {
+      encoding: "utf8",
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).toBe("");
+    expect(run.stdout).toMatch(/^Usage: chronomad serve \[flags\]/);
+    expect(run.stdout).toMatch(/--http-addr HOST:PORT +.*default 127\.0\.0\.1:4646; env CHRONOMAD_HTTP_ADDR/);
+  }, 120_000);
+
   it("refuses an unknown flag or a malformed setting, naming it", async () => {
     const { spawnSync } = await import("node:child_process");
     const bin = join(import.meta.dirname, "../../bin/chronomad.js");

@@ -81,6 +81,12 @@ if (!brokers) {
       await Promise.all(members.map((m, i) => m.join(addresses[i]!)));
       const first = await eventually(() => agreed(members, addresses));
       expect(first.lastContactMs()).toBe(0);
+      // Every member knows the others by their server names (agent members, raft configuration).
+      expect(members[1]!.members()).toEqual([
+        { name: "a", address: "10.0.0.1:4646", leader: first === members[0], self: false },
+        { name: "b", address: "10.0.0.2:4646", leader: first === members[1], self: true },
+        { name: "c", address: "10.0.0.3:4646", leader: first === members[2], self: false },
+      ]);
       for (const m of members) if (m !== first) expect(m.lastContactMs()).toBeGreaterThanOrEqual(0);
 
       const late = server("d");

@@ -17,12 +17,17 @@ describe("openElection", () => {
     expect(election.leaderAddress()).toBe("");
     expect(election.isLeader()).toBe(false);
 
-    const file = openElection(await loadConfig(["--log", "memory:"], {}), logger, () => 0);
+    const file = openElection(
+      await loadConfig(["--log", "memory:", "--server-name", "solo"], {}),
+      logger,
+      () => 0,
+    );
     expect(file.exclusive).toBe(true);
     await file.join("127.0.0.1:4646");
     expect(file.isLeader()).toBe(true);
     expect(file.leaderAddress()).toBe("127.0.0.1:4646");
     expect(file.peers()).toEqual(["127.0.0.1:4646"]);
+    expect(file.members?.()).toEqual([{ name: "solo", address: "127.0.0.1:4646", leader: true, self: true }]);
   });
 
   it("refuses a log topic too long to name its leader topic", async () => {

@@ -28,6 +28,28 @@ export const eventSamples: readonly Envelope[] = [
     data: { ServerName: "server-2", Address: "10.0.0.2:4646", Epoch: 7 },
   },
   {
+    type: "RootKeyCreated",
+    v: 1,
+    at,
+    by: { kind: "server", id: "server-2", epoch: 7 },
+    data: {
+      Meta: {
+        KeyID: "5b3e9a1c-2d4f-4e6a-8b7c-9d0e1f2a3b4c",
+        Algorithm: "aes256-gcm",
+        CreateTime: at * 1e6,
+        State: "active",
+      },
+      SigningKey: { Algorithm: "EdDSA", Curve: "Ed25519", X: "ApIbeO5sT8LA3ZKYfKk3lMrLUrhnF7Ox-XB-DLdc25I" },
+      // Not a real wrapping: the codec only carries the strings.
+      Wrapped: {
+        KekID: "0123456789abcdef",
+        Nonce: "AAECAwQFBgcICQoL",
+        Ciphertext: "c2VhbGVkIGtleSBieXRlcw==",
+      },
+      OnlyIfNoActiveKey: true,
+    },
+  },
+  {
     type: "NamespaceUpserted",
     v: 1,
     at,
@@ -43,6 +65,24 @@ export const eventSamples: readonly Envelope[] = [
     },
   },
   { type: "NamespaceDeleted", v: 1, at, by, data: { Name: "web" } },
+  {
+    type: "NodePoolUpserted",
+    v: 1,
+    at,
+    by,
+    data: {
+      NodePools: [
+        {
+          Name: "gpu",
+          Description: "nodes with accelerators",
+          Meta: { team: "ml" },
+          SchedulerConfiguration: { SchedulerAlgorithm: "spread", MemoryOversubscriptionEnabled: null },
+          NodeIdentityTTL: 86_400_000_000_000,
+        },
+      ],
+    },
+  },
+  { type: "NodePoolDeleted", v: 1, at, by, data: { Names: ["gpu"] } },
   {
     type: "EvaluationsUpserted",
     v: 1,
@@ -114,13 +154,14 @@ export const eventSamples: readonly Envelope[] = [
   ...jobSamples,
   {
     type: "GarbageCollected",
-    v: 1,
+    v: 2,
     at,
     by: { kind: "server", id: "server-1" },
     data: {
       Reason: "periodic",
       EvalIDs: ["8e9a3c1d-5b7f-4e2a-9c3d-1f2e3d4c5b6a"],
       AllocIDs: ["0b1c2d3e-4f50-4617-8293-a4b5c6d7e8f9"],
+      Jobs: [{ Namespace: "default", ID: "nightly-report" }],
     },
   },
 ];

@@ -1,7 +1,8 @@
 import type { AllocsPlanApplied } from "../../streams/allocs.ts";
 import { newEvaluation } from "../../streams/evals.ts";
 import type { Envelope } from "../../streams/event-schema.ts";
-import type { JobDeregistered, JobRegistered, JobSpec } from "../../streams/jobs.ts";
+import type { JobScaled } from "../../streams/job-scaling.ts";
+import type { JobDeregistered, JobRegistered, JobSpec, JobStabilitySet } from "../../streams/jobs.ts";
 
 const at = 1_763_800_000_000;
 const by = { kind: "token", id: "6f1d0c2e-0000-4000-8000-00000000a11c", name: "ops" } as const;
@@ -106,6 +107,23 @@ const registered: JobRegistered = {
   Eval: registerEval,
   EnforceIndex: true,
   JobModifyIndex: 0,
+  Submission: {
+    Source: 'job "web" {\n  group "frontend" {}\n}\n',
+    Format: "hcl2",
+    VariableFlags: { image: "nginx:1.25" },
+    Variables: "replicas = 3\n",
+  },
+};
+const scaled: JobScaled = {
+  Namespace: "default",
+  JobID: "web",
+  TaskGroup: "frontend",
+  Count: 5,
+  PreviousCount: 3,
+  Message: "cpu above 80% for 5m",
+  Error: false,
+  Meta: { "nomad_autoscaler.target": "web", window: 300 },
+  Eval: { ...registerEval, ID: "e8f90a1b-2c3d-44e5-a6f7-08192a3b4c5d", TriggeredBy: "job-scaling" },
 };
 const deregistered: JobDeregistered = {
   Namespace: "default",
@@ -116,8 +134,16 @@ const deregistered: JobDeregistered = {
 
 /** One sample per job event type (golden fixtures in test/fixtures/events). */
 export const jobSamples: readonly Envelope[] = [
-  { type: "JobRegistered", v: 1, at, by, data: registered },
+  { type: "JobRegistered", v: 2, at, by, data: registered },
   { type: "JobDeregistered", v: 1, at, by, data: deregistered },
+  {
+    type: "JobStabilitySet",
+    v: 1,
+    at,
+    by,
+    data: { Namespace: "default", JobID: "web", Version: 1, Stable: true } satisfies JobStabilitySet,
+  },
+  { type: "JobScaled", v: 1, at, by, data: scaled },
 ];
 
 /**

@@ -26,7 +26,7 @@ const job = {
 export const nodeAllocSamples: readonly Envelope[] = [
   {
     type: "NodeRegistered",
-    v: 1,
+    v: 2,
     at,
     by: nodeActor,
     data: {
@@ -44,6 +44,7 @@ export const nodeAllocSamples: readonly Envelope[] = [
         Links: null,
         Meta: { rack: "r1" },
         NodeClass: "web",
+        NodePool: "gpu",
         CgroupParent: "",
         ComputedClass: "v1:1234567890",
         Drivers: { docker: { Detected: true, Healthy: true } },

@@ -7,7 +7,7 @@ import { Store } from "../../src/store/store.ts";
 import { type Draft, writeEvents } from "../../src/store/writer.ts";
 import { type AllocationSpec, newAllocation } from "../../streams/allocs.ts";
 import { allSchemas } from "../../streams/index.ts";
-import type { NodeSpec, NodeStatus } from "../../streams/nodes.ts";
+import { NODE_REGISTERED_VERSION, type NodeSpec, type NodeStatus } from "../../streams/nodes.ts";
 import { testJob } from "../api/node-fixtures.ts";
 
 export const AT = 1_763_800_000_000;
@@ -46,6 +46,7 @@ export function nodeSpec(id: string, fields: Partial<NodeSpec> = {}): NodeSpec {
     Links: null,
     Meta: null,
     NodeClass: "",
+    NodePool: "default",
     CgroupParent: "",
     ComputedClass: "v1:1",
     Drivers: null,
@@ -62,7 +63,7 @@ export function nodeSpec(id: string, fields: Partial<NodeSpec> = {}): NodeSpec {
 
 export const registered = (id: string, hash = "aa", fields: Partial<NodeSpec> = {}): Draft => ({
   type: "NodeRegistered",
-  v: 1,
+  v: NODE_REGISTERED_VERSION,
   data: { Node: nodeSpec(id, fields), SecretIDHash: hash },
 });
 

@@ -357,7 +357,10 @@ describe("parseListQuery", () => {
     [{ per_page: "-1" }, /^per_page must be a non-negative integer/],
     [{ per_page: "1.5" }, /^per_page must be a non-negative integer/],
     [{ per_page: "2147483648" }, /^per_page must be a non-negative integer no greater than 2147483647/],
-    [{ reverse: "yes" }, /^reverse must be "true" or "false", got "yes"$/],
+    [
+      { reverse: "yes" },
+      /^Failed to parse value of "reverse" \(yes\) as a bool: strconv.ParseBool: parsing "yes": invalid syntax$/,
+    ],
     [{ next_token: { a: 1 } }, /^next_token must be a single string value$/],
     [
       { filter: 'Status = "pending"' },

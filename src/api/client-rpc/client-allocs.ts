@@ -32,7 +32,10 @@ export const getClientAllocs: RpcHandler = async ({ api }, request) => {
     // No allocations, or fewer than before (garbage collected): the table's
     // index is the one that moved.
     const index = rows.length === 0 || rows.length < firstCount ? allocs.index : max;
-    return { index, body: out };
+    // Never 0, as Nomad's "must provide non-zero index to prevent blocking":
+    // a client asking with MinQueryIndex 0 is answered at once, and would ask
+    // again at once, for as long as no allocation was ever written.
+    return { index: Math.max(index, 1), body: out };
   });
   return { Allocs: result.body, MigrateTokens: {}, ...queryMeta(api, result.index) };
 };

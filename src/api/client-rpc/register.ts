@@ -1,5 +1,7 @@
 import type { NodeRow } from "../../../projections/nodes.ts";
+import { NODE_POOL_ALL, NODE_POOL_DEFAULT, nodePoolNameError } from "../../../streams/node-pools.ts";
 import {
+  NODE_REGISTERED_VERSION,
   NODE_STATUSES,
   type NodeRegistered,
   type NodeSpec,
@@ -38,13 +40,19 @@ export const register: RpcHandler = async ({ api }, request) => {
 
   const spec = toSpec(n);
   const data: NodeRegistered = { Node: spec, SecretIDHash: hashNodeSecret(n.SecretID) };
-  const drafts: Draft[] = [{ type: "NodeRegistered", v: 1, data }];
+  // A pool nobody created yet is created by the projection of this record, as Nomad does.
+  const drafts: Draft[] = [{ type: "NodeRegistered", v: NODE_REGISTERED_VERSION, data }];
   const status = original?.Status ?? spec.Status;
   const evals =
     status === "down" || shouldCreateNodeEval(original, spec, status)
       ? evalsForNode(
           api.tables,
-          { ID: n.ID, ModifyIndex: original?.ModifyIndex ?? 0, Datacenter: spec.Datacenter },
+          {
+            ID: n.ID,
+            ModifyIndex: original?.ModifyIndex ?? 0,
+            Datacenter: spec.Datacenter,
+            NodePool: spec.NodePool,
+          },
           api.clock.now(),
         )
       : [];
@@ -82,6 +90,13 @@ function validate(node: NodeBody | null | undefined): ValidNode {
     throw ApiError.badRequest("missing attributes for client registration");
   }
   if (!node.SecretID) throw ApiError.badRequest("missing node secret ID for client registration");
+  if (node.NodePool) {
+    const invalid = nodePoolNameError(node.NodePool);
+    if (invalid) throw ApiError.badRequest(`invalid node pool: ${invalid}`);
+    if (node.NodePool === NODE_POOL_ALL) {
+      throw ApiError.badRequest(`node is not allowed to register in node pool "${NODE_POOL_ALL}"`);
+    }
+  }
   if (node.Status && !NODE_STATUSES.includes(node.Status as NodeStatus))
     throw ApiError.badRequest("invalid status for node");
   const eligibility = node.SchedulingEligibility;
@@ -106,6 +121,7 @@ function toSpec(n: ValidNode): NodeSpec {
     Links: n.Links ?? null,
     Meta: n.Meta ?? null,
     NodeClass: n.NodeClass ?? "",
+    NodePool: n.NodePool || NODE_POOL_DEFAULT,
     CgroupParent: n.CgroupParent ?? "",
   };
   return {

@@ -68,6 +68,7 @@ const node = {
     Links: stringMap,
     Meta: stringMap,
     NodeClass: str,
+    NodePool: str,
     CgroupParent: str,
     ComputedClass: str,
     DrainStrategy: anyValue,
@@ -217,6 +218,7 @@ export interface NodeBody {
   Links?: Record<string, string> | null;
   Meta?: Record<string, string> | null;
   NodeClass?: string;
+  NodePool?: string;
   CgroupParent?: string;
   SchedulingEligibility?: string;
   Status?: string;

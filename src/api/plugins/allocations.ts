@@ -4,6 +4,7 @@ import type { AllocRow } from "../../../projections/allocs.ts";
 import type { AllocsDesiredTransitionUpdated } from "../../../streams/allocs.ts";
 import { type EvaluationsUpserted, newEvaluation } from "../../../streams/evals.ts";
 import { parseListQuery } from "../../query/paginator.ts";
+import { queryBool } from "../../query/query-bool.ts";
 import { ApiError } from "../api-error.ts";
 import { blockingQuery } from "../blocking-query.ts";
 import { commit } from "../commit.ts";
@@ -22,6 +23,7 @@ const stopQuery = {
   type: "object",
   properties: {
     no_shutdown_delay: { type: "string" },
+    reschedule: { type: "string" },
     namespace: { type: "string" },
     region: { type: "string" },
   },
@@ -36,7 +38,10 @@ export const allocationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
     const q = request.query as Record<string, string | undefined>;
     const namespace = q.namespace || "default";
     const prefix = q.prefix ?? "";
-    const fields = { resources: q.resources === "true", taskStates: q.task_states !== "false" };
+    const fields = {
+      resources: queryBool(q, "resources") ?? false,
+      taskStates: queryBool(q, "task_states") ?? true,
+    };
     const allow = (a: AllocRow) =>
       (namespace === ALL_NAMESPACES || a.Namespace === namespace) &&
       request.identity.allows(a.Namespace, "read-job");
@@ -70,19 +75,25 @@ export const allocationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
     schema: { params: idParam, querystring: stopQuery },
     handler: async (request, reply) => {
       const { id } = request.params as { id: string };
-      const q = request.query as { no_shutdown_delay?: string };
-      if (q.no_shutdown_delay !== undefined && !["", "true", "false"].includes(q.no_shutdown_delay)) {
-        throw ApiError.badRequest(
-          `invalid no_shutdown_delay ${JSON.stringify(q.no_shutdown_delay)}: use true or false`,
-        );
-      }
+      const query = request.query as Record<string, unknown>;
+      const noShutdownDelay = queryBool(query, "no_shutdown_delay") ?? false;
+      // `nomad alloc stop -reschedule`: the replacement is a reschedule of
+      // this allocation (it counts against the reschedule policy), not a
+      // plain migration.
+      const reschedule = queryBool(query, "reschedule") ?? false;
       const alloc = allocs.get(id);
       if (!alloc) throw ApiError.notFound("allocation not found");
       if (!request.identity.allows(alloc.Namespace, "alloc-lifecycle")) throw ApiError.forbidden();
       // Nomad's Alloc.Stop: mark the allocation for migration and let the
       // scheduler stop it and place a replacement, in one write.
       const transition: AllocsDesiredTransitionUpdated = {
-        Allocs: { [alloc.ID]: { Migrate: true, NoShutdownDelay: q.no_shutdown_delay === "true" } },
+        Allocs: {
+          [alloc.ID]: {
+            Migrate: true,
+            NoShutdownDelay: noShutdownDelay,
+            ...(reschedule && { Reschedule: true }),
+          },
+        },
       };
       const now = ctx.clock.now();
       const evaluation = newEvaluation({

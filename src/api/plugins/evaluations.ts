@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from "fastify";
 import type { AuthenticatedIdentity } from "../../auth/authenticate.ts";
 import { compileFilter, type Filter, FilterError } from "../../query/filter/index.ts";
 import { type ListQuery, parseListQuery } from "../../query/paginator.ts";
+import { queryBool } from "../../query/query-bool.ts";
 import { ApiError } from "../api-error.ts";
 import { blockingQuery } from "../blocking-query.ts";
 import type { ApiContext } from "../context.ts";
@@ -100,7 +101,7 @@ export const evaluationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
         index: evals.index,
         body: {
           Count: count,
-          Index: Math.max(1, evals.index),
+          Index: evals.index,
           LastContact: Math.round(ctx.leadership.lastContactMs() * 1e6),
           KnownLeader: ctx.leadership.leaderAddress() !== "",
           NextToken: "",
@@ -117,7 +118,7 @@ export const evaluationsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
       const { evals } = request.view.tables;
       const query = request.query as ReadQuery;
       requireRead(request.identity, namespaceOf(query));
-      const related = query.related === "true";
+      const related = queryBool(request.query as Record<string, unknown>, "related") ?? false;
       const body = await blockingQuery(ctx, request, reply, ["evals"], () => {
         const row = evals.get(id);
         if (!row) return { index: evals.index, body: undefined };

@@ -48,17 +48,27 @@ export const eventsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => 
   );
 };
 
+/**
+ * `topic=Topic[:Key]`, repeatable, as Nomad's parseEventTopics reads it, and
+ * with its error text. Nomad takes any topic name and a misspelt one yields
+ * nothing forever; here a name that is neither Nomad's nor chronomad's is
+ * refused, in the same words' form, so the typo shows.
+ */
 function parseTopics(raw: readonly string[]): TopicFilter {
   const topics = new Map<string, Set<string>>();
   if (raw.length === 0) return new Map([["*", new Set(["*"])]]);
   for (const t of raw) {
     const parts = t.split(":");
-    if (parts.length > 2 || parts[0] === "") {
-      throw ApiError.badRequest(`Invalid topic query "${t}": use Topic or Topic:Key`);
+    if (parts.length > 2) {
+      throw ApiError.badRequest(
+        `Invalid topic query: error parsing topics: Invalid key value pair for topic, topic: ${t}`,
+      );
     }
     const [topic, key = "*"] = parts as [string, string?];
     if (topic !== "*" && !TOPIC_NAMES.has(topic)) {
-      throw ApiError.badRequest(`unknown topic "${topic}" (known: *, ${[...TOPIC_NAMES].join(", ")})`);
+      throw ApiError.badRequest(
+        `Invalid topic query: unknown topic "${topic}" (known: *, ${[...TOPIC_NAMES].join(", ")})`,
+      );
     }
     const keys = topics.get(topic) ?? new Set<string>();
     keys.add(key || "*");

@@ -5,14 +5,16 @@ import { jobKey } from "../../../projections/evals.ts";
 import type { JobRow } from "../../../projections/jobs.ts";
 import { newEvaluation } from "../../../streams/evals.ts";
 import { namespaceIdTokenizer, paginateInSlices, parseListQuery } from "../../query/paginator.ts";
+import { queryBool } from "../../query/query-bool.ts";
 import { ApiError } from "../api-error.ts";
 import { blockingQuery, setReadHeaders } from "../blocking-query.ts";
 import { commit } from "../commit.ts";
 import type { ApiContext } from "../context.ts";
 import { planJob } from "../job-plan.ts";
-import { jobStub, summaryView } from "../job-views.ts";
+import { jobStub, jobVersionsView, summaryView } from "../job-views.ts";
 import {
   deregisterJob,
+  evalPriorityParam,
   jobFromRequest,
   type RegisterBody,
   registerBodySchema,
@@ -90,6 +92,7 @@ export const jobsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
     const q = request.query as Query;
     const namespace = q.namespace || "default";
     const prefix = q.prefix ?? "";
+    const meta = queryBool(q, "meta") ?? false;
     const { jobs, jobSummaries } = request.view.tables;
     const allow = (j: JobRow) => request.identity.allows(j.Namespace, "read-job");
     return blockingQuery(ctx, request, reply, ["jobs", "job_summary"], async () => {
@@ -110,9 +113,7 @@ export const jobsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
           tokenizer: namespaceIdTokenizer,
         });
       });
-      const body = page.items.map((j) =>
-        jobStub(j, jobSummaries.get(jobKey(j.Namespace, j.ID)), q.meta === "true"),
-      );
+      const body = page.items.map((j) => jobStub(j, jobSummaries.get(jobKey(j.Namespace, j.ID)), meta));
       return { index: Math.max(jobs.index, jobSummaries.index), body, nextToken: page.nextToken };
     });
   });
@@ -167,18 +168,11 @@ export const jobsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
     { schema: { params: idParam, querystring: writeQuery } },
     async (request, reply) => {
       const q = request.query as Query;
-      const purge = booleanParam(q.purge, "purge");
-      booleanParam(q.global, "global");
-      booleanParam(q.no_shutdown_delay, "no_shutdown_delay");
-      let evalPriority = 0;
-      if (q.eval_priority !== undefined && q.eval_priority !== "") {
-        evalPriority = Number(q.eval_priority);
-        if (!Number.isSafeInteger(evalPriority) || evalPriority < 1 || evalPriority > 100) {
-          throw ApiError.badRequest(
-            `eval_priority must be an integer between 1 and 100, not "${q.eval_priority}"`,
-          );
-        }
-      }
+      const purge = queryBool(q, "purge") ?? false;
+      // Checked as Nomad checks them; a single region, and no shutdown delays to skip.
+      queryBool(q, "global");
+      queryBool(q, "no_shutdown_delay");
+      const evalPriority = evalPriorityParam(q.eval_priority);
       const { id } = request.params as { id: string };
       const answer = await deregisterJob(
         ctx,
@@ -208,7 +202,7 @@ export const jobsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
   };
 
   readJobPart("allocations", async (request, reply, job) => {
-    const all = (request.query as Query).all === "true";
+    const all = queryBool(request.query as Query, "all") ?? false;
     const { allocs, jobs } = request.view.tables;
     return blockingQuery(ctx, request, reply, ["allocs"], () => {
       const current = jobs.get(job.key);
@@ -234,13 +228,13 @@ export const jobsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
   });
 
   readJobPart("versions", async (request, reply, job) => {
+    const diffs = queryBool(request.query as Query, "diffs") ?? false;
     jobOr404(request);
     const { jobVersions } = request.view.tables;
     return blockingQuery(ctx, request, reply, ["job_versions"], () => ({
       index: jobVersions.index,
       body: {
-        Versions: jobVersions.by("job", job.key).sort((a, b) => b.Version - a.Version),
-        Diffs: null,
+        ...jobVersionsView(jobVersions.by("job", job.key), diffs),
         Index: Math.max(1, jobVersions.index),
         LastContact: 0,
         KnownLeader: true,
@@ -331,10 +325,3 @@ export const jobsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
   refuseOtherMethods(app, "/v1/job/:id", ["GET", "PUT", "POST", "DELETE"]);
   for (const sub of ["plan", "evaluate"]) refuseOtherMethods(app, `/v1/job/:id/${sub}`, ["PUT", "POST"]);
 };
-
-function booleanParam(value: string | undefined, name: string): boolean {
-  if (value === undefined || value === "") return false;
-  if (value === "true") return true;
-  if (value === "false") return false;
-  throw ApiError.badRequest(`${name} must be "true" or "false", not "${value}"`);
-}

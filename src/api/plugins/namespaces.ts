@@ -1,10 +1,12 @@
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { DEFAULT_NAMESPACE } from "../../../projections/namespaces.ts";
 import type { NamespaceDeleted, NamespaceSpec, NamespaceUpserted } from "../../../streams/namespaces.ts";
+import { formatErrors } from "../../jobs/multierror.ts";
 import { ApiError } from "../api-error.ts";
 import { blockingQuery } from "../blocking-query.ts";
 import { commit } from "../commit.ts";
 import type { ApiContext } from "../context.ts";
+import { refuseOtherMethods } from "../refuse-other-methods.ts";
 
 const NAME = /^[a-zA-Z0-9-]{1,128}$/;
 const MAX_DESCRIPTION = 256;
@@ -45,7 +47,7 @@ interface NamespaceBody {
   Capabilities?: { EnabledTaskDrivers?: string[] | null; DisabledTaskDrivers?: string[] | null } | null;
 }
 
-/** `/v1/namespaces` and `/v1/namespace/:name`, as in Nomad. */
+/** `/v1/namespaces`, `/v1/namespace` (create, the name in the body) and `/v1/namespace/:name`, as in Nomad. */
 export const namespacesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
   const { namespaces } = ctx.tables;
 
@@ -56,7 +58,8 @@ export const namespacesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx)
       const { prefix = "" } = request.query as { prefix?: string };
       const { namespaces } = request.view.tables;
       return blockingQuery(ctx, request, reply, ["namespaces"], () => ({
-        index: namespaces.index,
+        // Nomad floors the namespace reads at 1 ("the first write must have a higher index").
+        index: Math.max(1, namespaces.index),
         body: [...namespaces.withPrefix(prefix)],
       }));
     },
@@ -67,15 +70,16 @@ export const namespacesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx)
     const { namespaces } = request.view.tables;
     const body = await blockingQuery(ctx, request, reply, ["namespaces"], () => {
       const row = namespaces.get(name);
-      return { index: row?.ModifyIndex ?? namespaces.index, body: row ?? null };
+      return { index: row?.ModifyIndex ?? Math.max(1, namespaces.index), body: row ?? null };
     });
-    if (!body) throw ApiError.notFound("namespace not found");
+    if (!body) throw ApiError.notFound("Namespace not found");
     return body;
   });
 
-  const upsert = async (name: string, body: NamespaceBody, request: FastifyRequest) => {
-    if (!request.identity.allows(name, "operator:write")) throw ApiError.forbidden();
-    const spec = validate(name, body);
+  /** `pathName`: the name in the URL, which the body must repeat (or leave out); none for `/v1/namespace`. */
+  const upsert = async (pathName: string | undefined, body: NamespaceBody, request: FastifyRequest) => {
+    const spec = validate(pathName, body);
+    if (!request.identity.allows(spec.Name, "operator:write")) throw ApiError.forbidden();
     const data: NamespaceUpserted = { Namespace: spec };
     return commit(ctx, request.identity, [{ type: "NamespaceUpserted", v: 1, data }]);
   };
@@ -87,12 +91,25 @@ export const namespacesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx)
       schema: { params: nameParam, body: namespaceBody },
       handler: async (request, reply) => {
         const { name } = request.params as { name: string };
+        if (name === "") throw ApiError.badRequest("Missing Namespace Name");
         const index = await upsert(name, (request.body ?? {}) as NamespaceBody, request);
         reply.header("X-Nomad-Index", String(index));
         return reply.send();
       },
     });
+    // Nomad's api Namespaces().Register and `nomad namespace apply` write here.
+    app.route({
+      method,
+      url: "/v1/namespace",
+      schema: { body: namespaceBody },
+      handler: async (request, reply) => {
+        const index = await upsert(undefined, (request.body ?? {}) as NamespaceBody, request);
+        reply.header("X-Nomad-Index", String(index));
+        return reply.send();
+      },
+    });
   }
+  refuseOtherMethods(app, "/v1/namespace", ["PUT", "POST"]);
 
   app.delete("/v1/namespace/:name", { schema: { params: nameParam } }, async (request, reply) => {
     const { name } = request.params as { name: string };
@@ -106,17 +123,18 @@ export const namespacesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx)
   });
 };
 
-function validate(pathName: string, body: NamespaceBody): NamespaceSpec {
-  const name = body.Name || pathName;
-  if (body.Name && body.Name !== pathName) {
-    throw ApiError.badRequest(
-      `namespace name in the body (${body.Name}) does not match the path (${pathName})`,
-    );
+function validate(pathName: string | undefined, body: NamespaceBody): NamespaceSpec {
+  // Lenient where Nomad is strict: a body without a name takes the path's.
+  const name = body.Name || pathName || "";
+  if (pathName !== undefined && body.Name && body.Name !== pathName) {
+    throw ApiError.badRequest("Namespace name does not match request path");
   }
-  if (!NAME.test(name)) throw ApiError.badRequest(`invalid name "${name}". Must match regex ${NAME.source}`);
   const description = body.Description ?? "";
-  if (description.length > MAX_DESCRIPTION) {
-    throw ApiError.badRequest(`description longer than ${MAX_DESCRIPTION}`);
+  const errors: string[] = [];
+  if (!NAME.test(name)) errors.push(`invalid name ${JSON.stringify(name)}. Must match regex ${NAME.source}`);
+  if (description.length > MAX_DESCRIPTION) errors.push(`description longer than ${MAX_DESCRIPTION}`);
+  if (errors.length > 0) {
+    throw ApiError.badRequest(`Invalid namespace ${JSON.stringify(name)}: ${formatErrors(errors)}`);
   }
   const caps = body.Capabilities;
   return {

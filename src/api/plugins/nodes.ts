@@ -11,6 +11,7 @@ import type {
 } from "../../../streams/nodes.ts";
 import { evalsForNode } from "../../nodes/node-evals.ts";
 import { idTokenizer, paginateInSlices, parseListQuery } from "../../query/paginator.ts";
+import { queryBool } from "../../query/query-bool.ts";
 import { ApiError } from "../api-error.ts";
 import { blockingQuery } from "../blocking-query.ts";
 import { commit, type Draft } from "../commit.ts";
@@ -83,7 +84,7 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
     canRead(request);
     const { nodes } = request.view.tables;
     const q = request.query as Record<string, string | undefined>;
-    const fields = { resources: q.resources === "true", os: q.os === "true" };
+    const fields = { resources: queryBool(q, "resources") ?? false, os: queryBool(q, "os") ?? false };
     const prefix = q.prefix ?? "";
     return blockingQuery(ctx, request, reply, ["nodes"], async () => {
       const page = await badRequestOnQueryError(() =>
@@ -113,13 +114,18 @@ export const nodesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
     return body;
   });
 
+  // Nomad's Node.GetAllocs: the allocations placed on that exact node ID,
+  // those of namespaces the caller may read. It never looks the node up: an
+  // unknown node has no allocations, `[]`, not a 404.
   app.get("/v1/node/:id/allocations", { schema: oneNode }, async (request, reply) => {
     canRead(request);
-    const node = nodeParam(request);
+    const { id } = request.params as { id: string };
     const { allocs } = request.view.tables;
     return blockingQuery(ctx, request, reply, ["allocs"], () => {
-      const rows = allocs.by("node", node.ID);
-      return { index: allocsIndex(rows, allocs.index), body: rows };
+      const rows = allocs.by("node", id);
+      const readable = rows.filter((a) => request.identity.allows(a.Namespace, "read-job"));
+      // Floored at 1 as Nomad floors it ("must provide non-zero index to prevent blocking").
+      return { index: Math.max(1, allocsIndex(rows, allocs.index)), body: readable };
     });
   });
 

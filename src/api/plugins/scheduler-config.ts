@@ -25,6 +25,7 @@ const configBody = {
     MemoryOversubscriptionEnabled: { type: "boolean" },
     RejectJobRegistration: { type: "boolean" },
     PauseEvalBroker: { type: "boolean" },
+    NodeLimitForFeasibilityChecks: { type: "integer", minimum: 0 },
     CreateIndex: { type: "integer" },
     ModifyIndex: { type: "integer" },
   },
@@ -46,6 +47,7 @@ interface ConfigBody {
   MemoryOversubscriptionEnabled?: boolean;
   RejectJobRegistration?: boolean;
   PauseEvalBroker?: boolean;
+  NodeLimitForFeasibilityChecks?: number;
 }
 
 const CAS_REJECTED = 409;
@@ -124,6 +126,7 @@ function toSpec(body: ConfigBody): SchedulerConfigSpec {
     MemoryOversubscriptionEnabled: body.MemoryOversubscriptionEnabled ?? false,
     RejectJobRegistration: body.RejectJobRegistration ?? false,
     PauseEvalBroker: body.PauseEvalBroker ?? false,
+    NodeLimitForFeasibilityChecks: body.NodeLimitForFeasibilityChecks ?? 0,
   };
 }
 

@@ -1,22 +1,36 @@
 import type { FastifyPluginAsync } from "fastify";
-import { collectGarbage, FORCED_GC } from "../../gc/collect-garbage.ts";
+import { collectGarbage, gcDrafts } from "../../gc/collect-garbage.ts";
 import { ApiError } from "../api-error.ts";
 import { commit } from "../commit.ts";
 import type { ApiContext } from "../context.ts";
+import { refuseOtherMethods } from "../refuse-other-methods.ts";
 
-/** `PUT /v1/system/gc`: collect every terminal evaluation and allocation now, as Nomad's force GC. */
+/**
+ * `PUT /v1/system/gc`: collect now, whatever their age, every finished job,
+ * evaluation and allocation Nomad's force GC would.
+ */
 export const systemPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
   app.put("/v1/system/gc", async (request, reply) => {
     if (!request.identity.allows("*", "management")) throw ApiError.forbidden();
-    const events = collectGarbage(ctx.tables, ctx.clock.now(), FORCED_GC, "forced");
+    const events = await collectGarbage(ctx.tables, { nowMs: ctx.clock.now() });
     if (events.length > 0) {
-      const index = await commit(
-        ctx,
-        request.identity,
-        events.map((data) => ({ type: "GarbageCollected", v: 1, data })),
-      );
+      const index = await commit(ctx, request.identity, gcDrafts(events));
       reply.header("X-Nomad-Index", String(index));
     }
     return reply.send();
   });
+
+  // Nomad recomputes job summaries from the allocations here, to repair
+  // drift between its incrementally kept summaries and the allocations.
+  // chronomad's summaries are a projection: the jobs projection folds every
+  // allocation change into its job's summary in the same apply, in log
+  // order, and replaying the log rebuilds them byte for byte (the replay
+  // test hashes the tables). They cannot drift, so there is nothing to
+  // reconcile and nothing is written.
+  const reconcile = "/v1/system/reconcile/summaries";
+  app.put(reconcile, async (request, reply) => {
+    if (!request.identity.allows("*", "management")) throw ApiError.forbidden();
+    return reply.send();
+  });
+  refuseOtherMethods(app, reconcile, ["PUT"]);
 };

@@ -124,13 +124,30 @@ export class EvalBroker {
     for (const e of evaluations) this.enqueue(e);
   }
 
-  /** Nomad's Dequeue: the next ready evaluation of one of `types`, waiting for one if needed. */
-  dequeue(types: readonly string[]): Promise<Delivery | undefined> {
-    if (this.closed) return Promise.resolve(undefined);
+  /**
+   * Nomad's Dequeue: the next ready evaluation of one of `types`, waiting for
+   * one if needed. Resolves undefined once the broker closes or `signal`
+   * aborts (a worker retired by a smaller worker pool).
+   */
+  dequeue(types: readonly string[], signal?: AbortSignal): Promise<Delivery | undefined> {
+    if (this.closed || signal?.aborted) return Promise.resolve(undefined);
     const set = new Set(types);
     const now = this.take(set);
     if (now) return Promise.resolve(now);
-    return new Promise((resolve) => this.waiters.push({ types: set, resolve }));
+    return new Promise((resolve) => {
+      const waiter: Waiter = { types: set, resolve };
+      this.waiters.push(waiter);
+      signal?.addEventListener(
+        "abort",
+        () => {
+          const at = this.waiters.indexOf(waiter);
+          if (at < 0) return;
+          this.waiters.splice(at, 1);
+          resolve(undefined);
+        },
+        { once: true },
+      );
+    });
   }
 
   /** Nomad's Ack: done with it; the job's next pending evaluation becomes ready, older ones are canceled. */

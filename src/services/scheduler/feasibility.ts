@@ -4,7 +4,7 @@ import type { Constraint, TaskGroupSpec } from "../../../streams/jobs.ts";
 import { escapes, meetsConstraint } from "./constraints.ts";
 import type { AllocMetric } from "./metrics.ts";
 import type { NodeUse } from "./plan.ts";
-import { inAnyDatacenter, isReadyNode } from "./ready-nodes.ts";
+import { inJobPlacement, isReadyNode } from "./ready-nodes.ts";
 
 const constraintString = (c: Constraint) => `${c.LTarget} ${c.Operand} ${c.RTarget}`;
 
@@ -32,9 +32,9 @@ export class Feasibility {
     return this.jobEscaped || [...this.groupEscaped.values()].some((e) => e);
   }
 
-  /** Whether the node is one the job may run on at all: ready, eligible, not draining, in its datacenters. */
+  /** Whether the node is one the job may run on at all: ready, eligible, not draining, in its datacenters and node pool. */
   inPool(node: NodeRow): boolean {
-    return isReadyNode(node) && inAnyDatacenter(this.job.Datacenters, node.Datacenter);
+    return isReadyNode(node) && inJobPlacement(this.job, node);
   }
 
   /** Checks `node` for `tg`, counting a refusal in `metric`. */

@@ -10,7 +10,7 @@ import type { TaskGroupSpec } from "../../../streams/jobs.ts";
 import { Feasibility } from "./feasibility.ts";
 import type { AllocMetric } from "./metrics.ts";
 import { Plan } from "./plan.ts";
-import { inAnyDatacenter } from "./ready-nodes.ts";
+import { inJobPlacement } from "./ready-nodes.ts";
 import { type DestructiveResult, type PlaceResult, Reconciler, type UpdateKind } from "./reconciler.ts";
 import { rescheduleTrackerFor } from "./reschedule.ts";
 import { seededRandom } from "./rng.ts";
@@ -70,7 +70,7 @@ export function scheduleGeneric(
     if (tasksUpdated(tg, existing.Job)) return "destructive";
     if (isTerminalAlloc(existing)) return "ignore";
     const node = tables.nodes.get(existing.NodeID);
-    if (!node || !inAnyDatacenter(j.Datacenters, node.Datacenter)) return "destructive";
+    if (!node || !inJobPlacement(j, node)) return "destructive";
     const fits = stackFor(j).selectOn(node, tg, allocUsage(existing));
     return fits.selection ? "inplace" : "destructive";
   };
@@ -141,7 +141,7 @@ function newStack(
   batch: boolean,
 ): PlacementStack {
   const ready = ctx.readyNodes.list();
-  const { byDc, total } = ctx.readyNodes.available(job.Datacenters);
+  const { byDc, total } = ctx.readyNodes.available(job.Datacenters, job.NodePool);
   return new PlacementStack(
     ctx.tables.nodes,
     ready,
@@ -149,7 +149,7 @@ function newStack(
     job,
     plan,
     feasibility,
-    algorithmOf(ctx.tables),
+    algorithmOf(ctx.tables, job.NodePool),
     total,
     batch,
     byDc,

@@ -1,4 +1,6 @@
 import type { NodeRow } from "../../../projections/nodes.ts";
+import type { JobSpec } from "../../../streams/jobs.ts";
+import { inNodePool } from "../../../streams/node-pools.ts";
 import type { Table } from "../../store/table.ts";
 
 /** Nomad's Node.Ready(): a node new allocations may go to. */
@@ -12,6 +14,7 @@ export function readinessChanged(before: NodeRow | undefined, after: NodeRow | u
   return (
     isReadyNode(before) !== isReadyNode(after) ||
     before.Datacenter !== after.Datacenter ||
+    before.NodePool !== after.NodePool ||
     before.ComputedClass !== after.ComputedClass
   );
 }
@@ -39,6 +42,18 @@ export function inAnyDatacenter(datacenters: readonly string[], dc: string): boo
 }
 
 /**
+ * Nomad's `IsInAnyDC(job.Datacenters) && IsInPool(job.NodePool)`: whether the
+ * job may have allocations on the node at all, readiness aside. The one
+ * place the scheduler decides which nodes a job's allocations may go to.
+ */
+export function inJobPlacement(
+  job: Pick<JobSpec, "Datacenters" | "NodePool">,
+  node: Pick<NodeRow, "Datacenter" | "NodePool">,
+): boolean {
+  return inAnyDatacenter(job.Datacenters, node.Datacenter) && inNodePool(job.NodePool, node.NodePool);
+}
+
+/**
  * The ready nodes, sorted by ID, and how many there are per datacenter:
  * what every evaluation starts from. Rebuilt only when a node's readiness
  * changes (the leader's scheduler is told by its node subscription), not
@@ -46,7 +61,8 @@ export function inAnyDatacenter(datacenters: readonly string[], dc: string): boo
  */
 export class ReadyNodes {
   private ids: string[] | undefined;
-  private perDc = new Map<string, number>();
+  /** Ready nodes per datacenter, then per node pool. */
+  private perDc = new Map<string, Map<string, number>>();
 
   constructor(private readonly nodes: Table<NodeRow>) {}
 
@@ -58,24 +74,38 @@ export class ReadyNodes {
   list(): readonly string[] {
     if (this.ids) return this.ids;
     const ids: string[] = [];
-    const perDc = new Map<string, number>();
+    const perDc = new Map<string, Map<string, number>>();
     for (const n of this.nodes.all()) {
       if (!isReadyNode(n)) continue;
       ids.push(n.ID);
-      perDc.set(n.Datacenter, (perDc.get(n.Datacenter) ?? 0) + 1);
+      let perPool = perDc.get(n.Datacenter);
+      if (!perPool) {
+        perPool = new Map();
+        perDc.set(n.Datacenter, perPool);
+      }
+      perPool.set(n.NodePool, (perPool.get(n.NodePool) ?? 0) + 1);
     }
     this.ids = ids;
     this.perDc = perDc;
     return ids;
   }
 
-  /** Ready nodes per datacenter among `datacenters` (Nomad's NodesAvailable), and their total. */
-  available(datacenters: readonly string[]): { byDc: Record<string, number>; total: number } {
+  /**
+   * Ready nodes of `pool` per datacenter among `datacenters` (Nomad's
+   * NodesAvailable, from readyNodesInDCsAndPool), and their total.
+   */
+  available(
+    datacenters: readonly string[],
+    pool: string | undefined,
+  ): { byDc: Record<string, number>; total: number } {
     this.list();
     const byDc: Record<string, number> = {};
     let total = 0;
-    for (const [dc, n] of this.perDc) {
+    for (const [dc, perPool] of this.perDc) {
       if (!inAnyDatacenter(datacenters, dc)) continue;
+      let n = 0;
+      for (const [nodePool, count] of perPool) if (inNodePool(pool, nodePool)) n += count;
+      if (n === 0) continue;
       byDc[dc] = n;
       total += n;
     }

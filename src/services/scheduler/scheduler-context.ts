@@ -40,10 +40,13 @@ export interface ScheduleOutcome {
   readonly delayInstead: boolean;
 }
 
-export function algorithmOf(tables: Projections["tables"]): "binpack" | "spread" {
-  return currentSchedulerConfig(tables.schedulerConfig).SchedulerAlgorithm === "spread"
-    ? "spread"
-    : "binpack";
+/** The cluster's scheduler algorithm, or the job's node pool's own (Nomad's SchedulerConfiguration.WithNodePool). */
+export function algorithmOf(tables: Projections["tables"], nodePool?: string): "binpack" | "spread" {
+  const own = nodePool
+    ? tables.nodePools.get(nodePool)?.SchedulerConfiguration?.SchedulerAlgorithm
+    : undefined;
+  const algorithm = own || currentSchedulerConfig(tables.schedulerConfig).SchedulerAlgorithm;
+  return algorithm === "spread" ? "spread" : "binpack";
 }
 
 export function jobOf(tables: Projections["tables"], namespace: string, jobID: string): JobRow | undefined {

@@ -20,6 +20,15 @@ import { type BrokerOptions, DEFAULT_BROKER_OPTIONS, EvalBroker } from "./eval-b
 import { isReadyNode, ReadyNodes, readinessChanged } from "./ready-nodes.ts";
 import { jobUnknown } from "./scheduler-context.ts";
 import { specOf, Worker, type WorkerRuntime } from "./worker.ts";
+import {
+  CORE_SCHEDULER,
+  isValidWorkerPool,
+  SCHEDULER_TYPES,
+  type SchedulerWorkerPool,
+  type WorkerInfo,
+  type WorkerPoolConfig,
+  workerPoolChanged,
+} from "./worker-pool.ts";
 
 /** Nomad's failedEvalUnblockInterval. */
 const UNBLOCK_FAILED_EVERY_MS = 60_000;
@@ -46,7 +55,7 @@ export interface SchedulerOptions {
  * by the leadership epoch. All of it is rebuilt from the evals table when
  * leadership starts.
  */
-export class SchedulerService implements LeaderService {
+export class SchedulerService implements LeaderService, SchedulerWorkerPool {
   readonly name = "scheduler";
   private ctx: ServiceContext | undefined;
   private broker: EvalBroker | undefined;
@@ -54,7 +63,10 @@ export class SchedulerService implements LeaderService {
   private readyNodes: ReadyNodes | undefined;
   private subscription: Subscription | undefined;
   private workers: Worker[] = [];
-  private running: Promise<void>[] = [];
+  private runtime: WorkerRuntime | undefined;
+  /** Every worker loop not yet ended, retired ones included: stop() waits for them all. */
+  private readonly running = new Set<Promise<void>>();
+  private pool: WorkerPoolConfig;
   private unblockTimer: Timer | undefined;
   private readonly inFlight = new Set<Promise<unknown>>();
   private paused = true;
@@ -65,6 +77,53 @@ export class SchedulerService implements LeaderService {
   constructor(private readonly options: SchedulerOptions = {}) {
     this.newID = options.newID ?? randomUUID;
     this.random = options.random ?? Math.random;
+    this.pool = {
+      NumSchedulers: Math.max(1, options.workers ?? 4),
+      EnabledSchedulers: [...SCHEDULER_TYPES, CORE_SCHEDULER],
+    };
+  }
+
+  workerConfig(): WorkerPoolConfig {
+    return { NumSchedulers: this.pool.NumSchedulers, EnabledSchedulers: [...this.pool.EnabledSchedulers] };
+  }
+
+  /**
+   * Nomad's SetSchedulerWorkerConfig: this server's pool, kept in memory as
+   * Nomad keeps it (a restart goes back to the default). Only the leader
+   * runs workers here, so on a follower it takes effect when it leads. The
+   * old workers finish the evaluation in hand and take no other.
+   */
+  setWorkerConfig(config: WorkerPoolConfig): WorkerPoolConfig {
+    if (!isValidWorkerPool(config) || !workerPoolChanged(config, this.pool)) return this.workerConfig();
+    this.pool = { NumSchedulers: config.NumSchedulers, EnabledSchedulers: [...config.EnabledSchedulers] };
+    if (this.runtime) {
+      for (const w of this.workers) w.stop();
+      this.startWorkers(this.runtime);
+    }
+    this.ctx?.logger.info(
+      { workers: this.pool.NumSchedulers, schedulers: this.pool.EnabledSchedulers },
+      "scheduler workers reconfigured",
+    );
+    return this.workerConfig();
+  }
+
+  workersInfo(): readonly WorkerInfo[] {
+    return this.workers.map((w) => w.info());
+  }
+
+  private startWorkers(runtime: WorkerRuntime): void {
+    const enabled = [...this.pool.EnabledSchedulers];
+    const types = SCHEDULER_TYPES.filter((t) => enabled.includes(t));
+    this.workers = Array.from(
+      { length: this.pool.NumSchedulers },
+      // Worker IDs are not state: not drawn from newID, whose sequence tests replay.
+      () => new Worker(runtime, { id: randomUUID(), types, enabled, startedAt: runtime.clock.now() }),
+    );
+    for (const w of this.workers) {
+      const loop = w.run();
+      this.running.add(loop);
+      void loop.finally(() => this.running.delete(loop));
+    }
   }
 
   /** The broker while leading (tests and benchmarks look at its queues). */
@@ -119,9 +178,8 @@ export class SchedulerService implements LeaderService {
       write: (drafts) => ctx.write(drafts),
       counters: this.counters,
     };
-    const n = Math.max(1, this.options.workers ?? 4);
-    this.workers = Array.from({ length: n }, () => new Worker(runtime));
-    this.running = this.workers.map((w) => w.run());
+    this.runtime = runtime;
+    this.startWorkers(runtime);
     const tick = () => {
       this.blocked?.unblockFailed();
       this.unblockTimer = ctx.clock.setTimeout(tick, UNBLOCK_FAILED_EVERY_MS);
@@ -132,14 +190,14 @@ export class SchedulerService implements LeaderService {
   async stop(): Promise<void> {
     this.subscription?.unsubscribe();
     this.subscription = undefined;
+    this.runtime = undefined;
     if (this.unblockTimer && this.ctx) this.ctx.clock.clearTimeout(this.unblockTimer);
     for (const w of this.workers) w.stop();
     this.broker?.close();
     this.blocked?.setEnabled(false);
-    await Promise.allSettled(this.running);
+    await Promise.allSettled([...this.running]);
     await Promise.allSettled([...this.inFlight]);
     this.workers = [];
-    this.running = [];
     this.ctx = undefined;
   }
 

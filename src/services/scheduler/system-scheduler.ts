@@ -16,7 +16,7 @@ import { ALLOC_LOST, ALLOC_NODE_TAINTED, ALLOC_NOT_NEEDED, ALLOC_UPDATING } from
 import { Feasibility } from "./feasibility.ts";
 import type { AllocMetric } from "./metrics.ts";
 import { Plan } from "./plan.ts";
-import { inAnyDatacenter, isReadyNode } from "./ready-nodes.ts";
+import { inJobPlacement, isReadyNode } from "./ready-nodes.ts";
 import { seededRandom } from "./rng.ts";
 import {
   algorithmOf,
@@ -71,7 +71,7 @@ export function scheduleSystem(
   if (job && !stopped) {
     for (const id of ctx.readyNodes.list()) {
       const n = tables.nodes.get(id);
-      if (n && isReadyNode(n) && inAnyDatacenter(job.Datacenters, n.Datacenter)) eligible.set(id, n);
+      if (n && isReadyNode(n) && inJobPlacement(job, n)) eligible.set(id, n);
     }
   }
   const live: AllocRow[] = [];
@@ -115,7 +115,9 @@ export function scheduleSystem(
   for (const t of diff.reconnecting) plan.reconnected.push(t.alloc!.ID);
 
   const feasibility = job && !stopped ? new Feasibility(job) : undefined;
-  const { byDc, total } = job ? ctx.readyNodes.available(job.Datacenters) : { byDc: {}, total: 0 };
+  const { byDc, total } = job
+    ? ctx.readyNodes.available(job.Datacenters, job.NodePool)
+    : { byDc: {}, total: 0 };
   const stack =
     job && feasibility
       ? new PlacementStack(
@@ -125,7 +127,7 @@ export function scheduleSystem(
           job,
           plan,
           feasibility,
-          algorithmOf(tables),
+          algorithmOf(tables, job.NodePool),
           total,
           false,
           byDc,

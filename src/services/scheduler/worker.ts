@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { EvaluationRow } from "../../../projections/evals.ts";
 import type { Projections } from "../../../projections/index.ts";
@@ -20,8 +21,7 @@ import { submitPlan } from "./plan-applier.ts";
 import type { ReadyNodes } from "./ready-nodes.ts";
 import { jobUnknown, type ScheduleOutcome, type SchedulerContext } from "./scheduler-context.ts";
 import { scheduleSystem } from "./system-scheduler.ts";
-
-export const SCHEDULER_TYPES = ["service", "batch", "system", "sysbatch"] as const;
+import { SCHEDULER_TYPES, type WorkerInfo } from "./worker-pool.ts";
 
 /** What the workers share: the leader's broker, blocked tracker, ready nodes and write path. */
 export interface WorkerRuntime {
@@ -36,6 +36,16 @@ export interface WorkerRuntime {
   write(drafts: readonly Draft[]): Promise<Written>;
   /** How many evaluations were processed, and plans submitted (for tests and benchmarks). */
   readonly counters: { evals: number; plans: number };
+}
+
+/** Who a worker is and what it takes, as `/v1/agent/schedulers` shows it. */
+export interface WorkerIdentity {
+  readonly id: string;
+  /** The evaluation types it dequeues. */
+  readonly types: readonly string[];
+  /** The types the pool enabled, `_core` included (it reports them as Nomad does). */
+  readonly enabled?: readonly string[];
+  readonly startedAt: number;
 }
 
 /** An evaluation row as the spec written back (the projection stamps the rest). */
@@ -53,17 +63,53 @@ export function specOf(row: EvaluationRow): EvaluationSpec {
  */
 export class Worker {
   private running = true;
+  private readonly retired = new AbortController();
+  private status = "Starting";
+  private workload = "WaitingToDequeue";
 
-  constructor(private readonly rt: WorkerRuntime) {}
+  constructor(
+    private readonly rt: WorkerRuntime,
+    private readonly identity: WorkerIdentity = {
+      id: randomUUID(),
+      types: SCHEDULER_TYPES,
+      startedAt: rt.clock.now(),
+    },
+  ) {}
 
+  /** Finishes the evaluation in hand, if any, and takes no other. */
   stop(): void {
     this.running = false;
+    if (this.status !== "Stopped") this.status = "Stopping";
+    this.retired.abort();
+  }
+
+  /** Nomad's WorkerInfo for `/v1/agent/schedulers`. */
+  info(): WorkerInfo {
+    return {
+      ID: this.identity.id,
+      EnabledSchedulers: this.identity.enabled ?? this.identity.types,
+      Started: this.identity.startedAt,
+      Status: this.status,
+      WorkloadStatus: this.workload,
+    };
   }
 
   async run(): Promise<void> {
+    if (this.running) this.status = "Started";
+    try {
+      await this.loop();
+    } finally {
+      this.status = "Stopped";
+      this.workload = "Stopped";
+    }
+  }
+
+  private async loop(): Promise<void> {
     while (this.running) {
-      const d = await this.rt.broker.dequeue(SCHEDULER_TYPES);
+      this.workload = "WaitingToDequeue";
+      const d = await this.rt.broker.dequeue(this.identity.types, this.retired.signal);
       if (!d) return;
+      this.workload = "Scheduling";
       try {
         await this.process(d);
         if (this.rt.broker.isOutstanding(d.evaluation.ID, d.token))

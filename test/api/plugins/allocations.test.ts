@@ -141,4 +141,15 @@ describe("/v1/allocations", () => {
     expect((await s.call(`/v1/allocation/${a.ID}/stop`)).status).toBe(405);
     expect(s.log.lastIndex()).toBe(before);
   });
+
+  it("marks a stopped allocation for rescheduling with ?reschedule=true, as `nomad alloc stop -reschedule`", async () => {
+    const { s, a } = await withAllocs();
+    const res = await s.call(`/v1/allocation/${a.ID}/stop?reschedule=true`, { method: "PUT" });
+    expect(res.status).toBe(200);
+    expect(allocRow(s, a.ID).DesiredTransition).toEqual({
+      Migrate: true,
+      NoShutdownDelay: false,
+      Reschedule: true,
+    });
+  });
 });

@@ -46,6 +46,26 @@ function evalsFor(s: TestServer, nodeID: string): EvaluationRow[] {
 }
 
 describe("client RPC: register, heartbeat, missed heartbeats", () => {
+  it("answers every one of concurrent first heartbeats of a node: the ones that lose the race are decided again", async () => {
+    const s = await start();
+    const node = new TestNode(s);
+    expect((await node.register()).status).toBe(200);
+    // All decide initializing -> ready from the same row; one write wins, and
+    // the others find the node ready, which needs no write.
+    const beats = await Promise.all(Array.from({ length: 5 }, () => node.heartbeat()));
+    expect(beats.map((b) => b.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(nodeRow(s, node.id).Status).toBe("ready");
+    // Losers' records are in the log, refused at apply; one status change took effect.
+    const history = (await (await s.call(`/v1/node/${node.id}/history`)).json()) as {
+      Field: string;
+      From: unknown;
+      To: unknown;
+    }[];
+    expect(history.filter((h) => h.Field === "Status").map((h) => [h.From, h.To])).toEqual([
+      ["initializing", "ready"],
+    ]);
+  });
+
   it("registers a node as initializing, heartbeats it to ready, and writes nothing for a plain heartbeat", async () => {
     const clock = new VirtualClock();
     const s = await start({ deps: { clock } });

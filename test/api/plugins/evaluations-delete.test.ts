@@ -184,7 +184,11 @@ describe("DELETE /v1/evaluations", () => {
       ParentID: "",
     } as unknown as JobSpec;
     const registered = await writeEvents(s.store, Date.now(), tester, [
-      { type: "JobRegistered", v: 1, data: { Job: job, Eval: null, EnforceIndex: false, JobModifyIndex: 0 } },
+      {
+        type: "JobRegistered",
+        v: 2,
+        data: { Job: job, Eval: null, EnforceIndex: false, JobModifyIndex: 0, Submission: null },
+      },
     ]);
     expect(registered.outcomes[0]!.status).toBe("applied");
     const busy = evaluation({ JobID: "web" });

@@ -251,6 +251,28 @@ describe("PUT /v1/jobs", () => {
     const versions = (await s.call("/v1/job/web/versions")).body as { Versions: { Version: number }[] };
     expect(versions.Versions.map((v) => v.Version)).toEqual([1, 0]);
   });
+
+  it("keeps the running version's task resources with PreserveResources, and only then", async () => {
+    const s = await start();
+    const withCpu = (cpu: number, group = "g") => ({
+      ID: "web",
+      TaskGroups: [
+        { Name: group, Tasks: [{ Name: "t", Driver: "docker", Resources: { CPU: cpu, MemoryMB: 300 } }] },
+      ],
+    });
+    const cpuOf = () =>
+      (s.job("web")?.TaskGroups[0]?.Tasks[0]?.Resources as { CPU: number } | undefined)?.CPU;
+    expect((await s.call("/v1/jobs", "PUT", { Job: withCpu(100) })).status).toBe(200);
+    expect((await s.call("/v1/jobs", "PUT", { Job: withCpu(50), PreserveResources: true })).status).toBe(200);
+    expect(cpuOf()).toBe(100);
+    expect((await s.call("/v1/jobs", "PUT", { Job: withCpu(50) })).status).toBe(200);
+    expect(cpuOf()).toBe(50);
+    // A group the running version does not have takes its resources as submitted.
+    expect(
+      (await s.call("/v1/jobs", "PUT", { Job: withCpu(70, "other"), PreserveResources: true })).status,
+    ).toBe(200);
+    expect(cpuOf()).toBe(70);
+  });
 });
 
 describe("job reads", () => {
@@ -321,7 +343,8 @@ describe("DELETE /v1/job/:id", () => {
     expect(s.job("web")).toBeUndefined();
     expect((await s.call("/v1/job/web")).status).toBe(404);
     expect(s.server.store.table("job_versions").size).toBe(2);
-    expect((await s.call("/v1/job/web", "DELETE")).status).toBe(404);
+    // As Nomad: deregistering a job that is gone answers 200 with no evaluation.
+    expect((await s.call("/v1/job/web", "DELETE")).body).toMatchObject({ EvalID: "", Index: 0 });
     expect((await s.call("/v1/job/web?purge=maybe", "DELETE")).status).toBe(400);
   });
 });

@@ -43,6 +43,7 @@ describe("/v1/nodes", () => {
       Datacenter: "dc1",
       Name: `client-${A.slice(0, 8)}`,
       NodeClass: "web",
+      NodePool: "default",
       Version: "1.5.6",
       Drain: false,
       SchedulingEligibility: "eligible",

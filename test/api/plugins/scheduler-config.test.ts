@@ -34,6 +34,7 @@ describe("/v1/operator/scheduler/configuration", () => {
         MemoryOversubscriptionEnabled: false,
         RejectJobRegistration: false,
         PauseEvalBroker: false,
+        NodeLimitForFeasibilityChecks: 0,
         CreateIndex: 0,
         ModifyIndex: 0,
       },
@@ -46,7 +47,11 @@ describe("/v1/operator/scheduler/configuration", () => {
 
   it("replaces the configuration, with fields left out taking Go's zero values", async () => {
     const s = await start();
-    const res = await put(s, { SchedulerAlgorithm: "spread", PauseEvalBroker: true });
+    const res = await put(s, {
+      SchedulerAlgorithm: "spread",
+      PauseEvalBroker: true,
+      NodeLimitForFeasibilityChecks: 123,
+    });
     expect(res.status).toBe(200);
     const { Updated, Index } = (await res.json()) as { Updated: boolean; Index: number };
     expect(Updated).toBe(true);
@@ -64,6 +69,7 @@ describe("/v1/operator/scheduler/configuration", () => {
       MemoryOversubscriptionEnabled: false,
       RejectJobRegistration: false,
       PauseEvalBroker: true,
+      NodeLimitForFeasibilityChecks: 123,
       CreateIndex: Index,
       ModifyIndex: Index,
     });

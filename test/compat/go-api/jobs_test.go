@@ -42,8 +42,9 @@ func newerJob(id string) *api.Job {
 		ID:          ptr(id),
 		Datacenters: []string{"dc1"},
 		Meta:        map[string]string{"team": "compat"},
-		// Unknown to Nomad 1.5.
-		NodePool: ptr("gpu-pool"),
+		// Known since Nomad 1.6 (node pools, issue 26): a pool must exist,
+		// and only the built-in "default" and "all" do here.
+		NodePool: ptr("default"),
 		UI: &api.JobUIConfig{
 			Description: "a job from a newer client",
 			Links:       []*api.JobUILink{{Label: "docs", URL: "https://example.com"}},
@@ -136,7 +137,6 @@ func TestJobFromNewerClient(t *testing.T) {
 	// A register that changes only fields Nomad 1.5 does not know changes
 	// nothing: no new version, only a new evaluation.
 	again := newerJob(id)
-	again.NodePool = ptr("other-pool")
 	again.UI.Description = "changed"
 	again.TaskGroups[0].Tasks[0].Actions = nil
 	plan, _, err = jobs.Plan(again, true, nil)
@@ -271,8 +271,12 @@ func checkPlan(t *testing.T, what string, plan *api.JobPlanResponse, jobDiff, gr
 	if plan.FailedTGAllocs["web"] == nil {
 		t.Errorf("%s: FailedTGAllocs = %v, want web", what, plan.FailedTGAllocs)
 	}
-	if len(plan.CreatedEvals) != 0 {
-		t.Errorf("%s: CreatedEvals = %v, want none", what, plan.CreatedEvals)
+	// Nomad lists the blocked evaluation a failed placement would create;
+	// whether one is there is TestJobs/plan_created_evals's concern.
+	for _, e := range plan.CreatedEvals {
+		if e.Status != "blocked" {
+			t.Errorf("%s: created evaluation %s is %q, want blocked", what, e.ID, e.Status)
+		}
 	}
 	if plan.Diff == nil {
 		t.Errorf("%s: no diff", what)
@@ -331,10 +335,10 @@ func checkJob(t *testing.T, what string, job *api.Job, id string, jobModifyIndex
 	}
 	checkUpdate(errorf, "Update", job.Update)
 
+	// Nomad 1.6's node pools (issue 26).
+	eqPtr(errorf, "NodePool", job.NodePool, "default")
+
 	// Unknown to Nomad 1.5: not there.
-	if job.NodePool != nil {
-		errorf("NodePool = %q, want none (unknown to Nomad 1.5)", *job.NodePool)
-	}
 	if job.UI != nil {
 		errorf("UI = %+v, want none (unknown to Nomad 1.5)", *job.UI)
 	}

@@ -113,6 +113,21 @@ afterEach(async () => {
   for (const s of scenarios.splice(0)) await s.stop();
 });
 
+describe("retiring a waiting worker", () => {
+  it("releases a dequeue whose signal aborts, and the evaluation goes to the next worker", async () => {
+    const { b } = broker();
+    const retired = new AbortController();
+    const first = b.dequeue(["service"], retired.signal);
+    const second = b.dequeue(["service"]);
+    retired.abort();
+    expect(await first).toBeUndefined();
+    const e = evalRow({ JobID: "r" });
+    b.enqueue(e);
+    expect((await second)?.evaluation.ID).toBe(e.ID);
+    expect(await b.dequeue(["service"], retired.signal)).toBeUndefined();
+  });
+});
+
 describe("blocked evaluations and the paused broker", () => {
   it("blocks what does not fit and places it when a node joins", async () => {
     const s = await Scenario.start();

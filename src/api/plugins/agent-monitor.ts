@@ -1,0 +1,70 @@
+import type { FastifyPluginAsync } from "fastify";
+import { monitorLevel } from "../../logging/hclog-lines.ts";
+import { parseGoBool } from "../../query/filter/go-strconv.ts";
+import { ApiError } from "../api-error.ts";
+import type { ApiContext } from "../context.ts";
+import { MonitorConnection } from "../monitor-connection.ts";
+import { textQuery } from "../request-schemas.ts";
+
+/**
+ * `GET /v1/agent/monitor`: streams this server's own log from now on, at
+ * `log_level` (default info, even below the configured level), as hclog
+ * text or JSON (`log_json`), in Nomad's `{"Data": base64}` frames or as
+ * plain text (`plain`). chronomad runs no client, so `node_id` names nothing
+ * it can monitor.
+ */
+export const agentMonitorPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
+  app.get(
+    "/v1/agent/monitor",
+    {
+      schema: { querystring: textQuery("log_level", "log_json", "plain", "node_id", "server_id", "region") },
+    },
+    async (request, reply) => {
+      const query = request.query as Record<string, string | undefined>;
+      const levelName = query.log_level || "INFO";
+      const level = monitorLevel(levelName);
+      if (level === undefined) throw ApiError.badRequest(`Unknown log level: ${levelName}`);
+      const json = bool(query.log_json, "Unknown option for log json");
+      const plain = bool(query.plain, "Unknown option for plain");
+      const nodeID = query.node_id ?? "";
+      const serverID = query.server_id ?? "";
+      if (nodeID !== "" && serverID !== "") {
+        throw ApiError.badRequest("Cannot target node and server simultaneously");
+      }
+      if (!request.identity.allows("", "agent:read")) throw ApiError.forbidden();
+      if (nodeID !== "") {
+        throw ApiError.badRequest(
+          `cannot monitor node ${nodeID}: chronomad servers run no client agent, and client nodes' logs stay on the nodes`,
+        );
+      }
+      if (serverID !== "" && serverID !== "leader" && !namesThisServer(serverID, ctx.config.serverName)) {
+        throw ApiError.badRequest(
+          `cannot monitor server ${serverID} from ${ctx.config.serverName}: ask that server's own API`,
+        );
+      }
+      if (serverID === "leader" && !ctx.leadership.isLeader()) {
+        throw ApiError.badRequest(
+          `cannot monitor the leader from ${ctx.config.serverName}, which does not lead: ask ${ctx.leadership.leaderAddress() || "the leader"}`,
+        );
+      }
+      if (!ctx.logTap) {
+        throw new ApiError(501, "this server's logger was supplied by its embedder and cannot be monitored");
+      }
+      reply.hijack();
+      new MonitorConnection(ctx, ctx.logTap, request.raw, reply.raw, { level, json, plain });
+    },
+  );
+};
+
+/** A query boolean with Nomad's error text: `<prefix>: strconv.ParseBool: parsing "x": invalid syntax`. */
+function bool(text: string | undefined, prefix: string): boolean {
+  if (text === undefined || text === "") return false;
+  const parsed = parseGoBool(text);
+  if (!parsed.ok) throw ApiError.badRequest(`${prefix}: ${parsed.error}`);
+  return parsed.value;
+}
+
+/** A server ID as Nomad accepts it: the name, or the serf member name `<name>.<region>`. */
+function namesThisServer(id: string, serverName: string): boolean {
+  return id === serverName || id.startsWith(`${serverName}.`);
+}

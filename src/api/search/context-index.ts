@@ -1,0 +1,37 @@
+import type { Projections } from "../../../projections/index.ts";
+import type { SearchContext } from "./search-contexts.ts";
+
+/**
+ * The table index Nomad answers a search of `context` with (contextToIndex):
+ * 0 for kinds of objects chronomad does not hold (CSI plugins and volumes,
+ * variables), as Nomad's state store answers for a table never written.
+ */
+export function contextIndex(tables: Projections["tables"], context: SearchContext): number {
+  switch (context) {
+    case "jobs":
+      return tables.jobs.index;
+    case "evals":
+      return tables.evals.index;
+    case "allocs":
+      return tables.allocs.index;
+    case "nodes":
+      return tables.nodes.index;
+    case "node_pools":
+      return tables.nodePools.index;
+    case "deployment":
+      return tables.deployments.index;
+    case "namespaces":
+      return tables.namespaces.index;
+    case "scaling_policy":
+      return tables.scalingPolicies.index;
+    default:
+      return 0;
+  }
+}
+
+/** The highest index of the contexts searched (Nomad's reply index). */
+export function searchIndex(tables: Projections["tables"], contexts: readonly SearchContext[]): number {
+  let index = 0;
+  for (const c of contexts) index = Math.max(index, contextIndex(tables, c));
+  return index;
+}

@@ -1,0 +1,22 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "../server-harness.ts";
+
+const running: TestServer[] = [];
+afterEach(async () => {
+  for (const s of running.splice(0)) await s.stop();
+});
+
+describe("a path chronomad does not serve", () => {
+  it("answers 404 saying so, with the method and path (never the query)", async () => {
+    const s = await startTestServer();
+    running.push(s);
+    const res = await s.call("/v1/foo?token=secret");
+    expect(res.status).toBe(404);
+    expect(await res.text()).toBe("chronomad does not serve GET /v1/foo");
+    const deep = await s.call("/v1/job/web/no-such-part", { method: "POST" });
+    expect(deep.status).toBe(404);
+    expect(await deep.text()).toBe("chronomad does not serve POST /v1/job/web/no-such-part");
+    const client = await s.call("/v1/client/fs/ls/abc");
+    expect(await client.text()).toBe("chronomad does not serve GET /v1/client/fs/ls/abc");
+  });
+});

@@ -1,0 +1,115 @@
+import { get, type IncomingMessage } from "node:http";
+import { afterEach, describe, expect, it } from "vitest";
+import { LogTap } from "../../../src/logging/log-tap.ts";
+import { startTestServer, type TestServer } from "../../server-harness.ts";
+
+const running: TestServer[] = [];
+afterEach(async () => {
+  for (const s of running.splice(0)) await s.stop();
+});
+
+/** A server whose own log goes nowhere (level silent) but can be monitored. */
+async function start() {
+  const tap = new LogTap("silent", { name: "chronomad" }, { write: () => undefined });
+  const s = await startTestServer({ deps: { logger: tap.logger, logTap: tap } });
+  running.push(s);
+  return { s, tap };
+}
+
+/**
+ * Opens the monitor with node:http rather than fetch: after an abort, fetch's
+ * pool opens a spare connection that holds the server's shutdown for its
+ * whole grace period.
+ */
+function openMonitor(s: TestServer, query: string): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    get(`${s.url}/v1/agent/monitor${query}`, { agent: false }, resolve).on("error", reject);
+  });
+}
+
+/** Reads the monitor until `done` holds for what arrived, then hangs up. */
+function readUntil(res: IncomingMessage, done: (text: string) => boolean): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    res.setEncoding("utf8");
+    res.on("data", (chunk: string) => {
+      text += chunk;
+      if (!done(text)) return;
+      res.destroy();
+      resolve(text);
+    });
+    res.on("error", reject);
+    res.on("end", () => resolve(text));
+  });
+}
+
+/** The complete lines of what arrived (a chunk may end inside one). */
+const lines = (body: string) => body.split("\n").slice(0, -1);
+
+/** The log text carried by Nomad's stream frames (heartbeat frames `{}` carry none). */
+function framedText(body: string): string {
+  return lines(body)
+    .map((l) => JSON.parse(l) as { Data?: string; FileEvent?: string })
+    .map((f) => (f.Data ? Buffer.from(f.Data, "base64").toString("utf8") : ""))
+    .join("");
+}
+
+async function untilNoListener(tap: LogTap) {
+  for (let i = 0; i < 200 && tap.listenerCount > 0; i++) await new Promise((r) => setTimeout(r, 5));
+}
+
+describe("GET /v1/agent/monitor", () => {
+  it("streams the server's debug log in Nomad's frames while the server logs nothing itself", async () => {
+    const { s, tap } = await start();
+    const res = await openMonitor(s, "?log_level=debug");
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["content-type"]).toBe("application/json");
+    // A request made while monitoring shows in the log at debug level.
+    const poke = setInterval(() => void s.call("/v1/agent/self").catch(() => undefined), 50);
+    const body = await readUntil(res, (t) => framedText(t).includes("url=/v1/agent/self")).finally(() =>
+      clearInterval(poke),
+    );
+    expect(framedText(body)).toMatch(
+      /^\S+ \[DEBUG\] http: request: reqId=\S+ url=\/v1\/agent\/self status=200 /m,
+    );
+    expect(JSON.parse(lines(body)[0]!)).toMatchObject({ FileEvent: "log" });
+    await untilNoListener(tap);
+    expect(tap.listenerCount).toBe(0);
+    expect(tap.logger.level).toBe("silent");
+  });
+
+  it("sends plain hclog JSON lines with plain=true and log_json=true", async () => {
+    const { s } = await start();
+    const res = await openMonitor(s, "?log_level=DEBUG&plain=true&log_json=1");
+    expect(res.headers["content-type"]).toBe("text/plain");
+    const poke = setInterval(() => void s.call("/v1/regions").catch(() => undefined), 50);
+    const mentions = (t: string) => lines(t).find((l) => l.includes("/v1/regions"));
+    const body = await readUntil(res, (t) => mentions(t) !== undefined).finally(() => clearInterval(poke));
+    const line = mentions(body)!;
+    expect(JSON.parse(line)).toMatchObject({ "@level": "debug", "@module": "http", url: "/v1/regions" });
+  });
+
+  it("refuses what Nomad refuses, in Nomad's words", async () => {
+    const { s } = await start();
+    const level = await s.call("/v1/agent/monitor?log_level=verbose");
+    expect(level.status).toBe(400);
+    expect(await level.text()).toBe("Unknown log level: verbose");
+    const plain = await s.call("/v1/agent/monitor?plain=maybe");
+    expect(plain.status).toBe(400);
+    expect(await plain.text()).toBe(
+      'Unknown option for plain: strconv.ParseBool: parsing "maybe": invalid syntax',
+    );
+    const both = await s.call("/v1/agent/monitor?node_id=a&server_id=b");
+    expect(await both.text()).toBe("Cannot target node and server simultaneously");
+    const node = await s.call("/v1/agent/monitor?node_id=abc");
+    expect(node.status).toBe(400);
+    expect(await node.text()).toMatch(/run no client agent/);
+  });
+
+  it("says so when the server's logger was supplied without a tap", async () => {
+    const s = await startTestServer();
+    running.push(s);
+    const res = await s.call("/v1/agent/monitor");
+    expect(res.status).toBe(501);
+  });
+});

@@ -1,0 +1,131 @@
+/**
+ * Nomad's own api test suite (the `_test.go` files of the Go module
+ * github.com/hashicorp/nomad/api, unmodified) against chronomad.
+ *
+ * The suite's harness starts a server per test by running `nomad agent` from
+ * PATH; prepare-nomad-shim.ts writes a `nomad` that starts chronomad instead.
+ * The module is downloaded from the Go module proxy at the pinned version,
+ * copied out of the read-only module cache, and tested with `go test -json`.
+ *
+ * Every test that fails must be listed in expected-failures.ts with the
+ * missing feature it waits for; a listed test that passes fails the run too,
+ * so the list only shrinks. Prints the pass count.
+ *
+ *   node --import tsx test/compat/nomad-api/run-suite.ts [-run REGEXP]
+ *
+ * Exit status: 0 when the results match the list (or Go is missing: skipped,
+ * saying so), 1 otherwise.
+ */
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { prepareNomadShim } from "../nomad-shim/prepare-nomad-shim.ts";
+import { EXPECTED_FAILURES } from "./expected-failures.ts";
+import { suiteReport, type TestOutcome } from "./suite-report.ts";
+
+/** The newest api module the registry served when this suite was set up. */
+export const API_MODULE = "github.com/hashicorp/nomad/api@v0.0.0-20261016150620-df630b26e78a";
+
+/** Servers started at once: each takes most of a core while it starts. */
+const PARALLEL = process.env.NOMAD_API_SUITE_PARALLEL ?? "3";
+
+function say(line: string): void {
+  process.stderr.write(`nomad-api suite: ${line}\n`);
+}
+
+function downloadModule(): string {
+  const out = execFileSync("go", ["mod", "download", "-json", API_MODULE], {
+    encoding: "utf8",
+    env: { ...process.env, GOFLAGS: "-mod=mod" },
+  });
+  const info = JSON.parse(out) as { Dir?: string; Error?: string };
+  if (!info.Dir) throw new Error(`go mod download ${API_MODULE}: ${info.Error ?? "no directory"}`);
+  return info.Dir;
+}
+
+interface GoTestEvent {
+  readonly Action: string;
+  readonly Test?: string;
+  readonly Output?: string;
+}
+
+async function runGoTest(dir: string, shimDir: string, extraArgs: readonly string[]): Promise<TestOutcome[]> {
+  const args = [
+    "test",
+    "-json",
+    "-count=1",
+    "-vet=off",
+    "-timeout",
+    "60m",
+    "-parallel",
+    PARALLEL,
+    ...extraArgs,
+    ".",
+  ];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${shimDir}:${process.env.PATH ?? ""}`,
+    GOFLAGS: "-mod=mod",
+  };
+  // Nothing from the caller's Nomad settings may reach the suite's clients.
+  for (const name of Object.keys(env))
+    if (name.startsWith("NOMAD_") && name !== "NOMAD_TEST_LOG_LEVEL") delete env[name];
+  const child = spawn("go", args, { cwd: dir, env, stdio: ["ignore", "pipe", "inherit"] });
+  const outcomes = new Map<string, { result?: TestOutcome["result"]; output: string[] }>();
+  let finished = 0;
+  for await (const line of createInterface({ input: child.stdout })) {
+    if (!line.startsWith("{")) continue;
+    const event = JSON.parse(line) as GoTestEvent;
+    if (!event.Test) continue;
+    // Subtests are judged with their top-level test.
+    const top = event.Test.split("/")[0] ?? event.Test;
+    let entry = outcomes.get(top);
+    if (!entry) {
+      entry = { output: [] };
+      outcomes.set(top, entry);
+    }
+    if (event.Action === "output" && event.Output && entry.output.length < 200)
+      entry.output.push(event.Output);
+    if (
+      event.Test === top &&
+      (event.Action === "pass" || event.Action === "fail" || event.Action === "skip")
+    ) {
+      entry.result = event.Action;
+      finished += 1;
+      if (finished % 25 === 0) say(`${finished} tests finished`);
+    }
+  }
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  // A test still running when go test ended (a timeout or a panic) failed.
+  return [...outcomes].map(([name, e]) => ({
+    name,
+    result: e.result ?? (code === 0 ? "pass" : "fail"),
+    output: e.output.join(""),
+  }));
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const go = spawnSync("go", ["version"], { encoding: "utf8" });
+  if (go.error || go.status !== 0) {
+    say("skipped: `go` is not on PATH");
+    return 0;
+  }
+  const shimDir = await prepareNomadShim();
+  const dir = mkdtempSync(join(tmpdir(), "nomad-api-suite-"));
+  try {
+    say(`testing ${API_MODULE} with ${join(shimDir, "nomad")} first on PATH`);
+    cpSync(downloadModule(), dir, { recursive: true });
+    // The module cache is read-only; go test writes nothing, but the copy's own removal needs write bits.
+    execFileSync("chmod", ["-R", "u+w", dir]);
+    const outcomes = await runGoTest(dir, shimDir, argv);
+    const report = suiteReport(outcomes, EXPECTED_FAILURES, argv.length > 0);
+    process.stdout.write(`${report.text}\n`);
+    return report.ok ? 0 : 1;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,136 @@
+import { describe, expect, it } from "vitest";
+import { eventOf } from "../../src/events/frames.ts";
+import { EVENT_TYPES, TOPIC_NAMES } from "../../src/events/topics.ts";
+import type { Change } from "../../src/store/projection.ts";
+import { allSchemas } from "../../streams/index.ts";
+
+/** Every event Type Nomad defines (nomad/structs/event.go), and chronomad's own Namespace types. */
+const NOMAD_TYPES = new Set([
+  "NodeRegistration",
+  "NodeDeregistration",
+  "NodeEligibility",
+  "NodeDrain",
+  "NodeStreamEvent",
+  "NodePoolUpserted",
+  "NodePoolDeleted",
+  "DeploymentStatusUpdate",
+  "DeploymentPromotion",
+  "DeploymentAllocHealth",
+  "AllocationCreated",
+  "AllocationUpdated",
+  "AllocationUpdateDesiredStatus",
+  "EvaluationUpdated",
+  "JobRegistered",
+  "JobDeregistered",
+  "JobBatchDeregistered",
+  "PlanResult",
+  "ACLTokenDeleted",
+  "ACLTokenUpserted",
+  "ACLPolicyDeleted",
+  "ACLPolicyUpserted",
+  "ACLRoleDeleted",
+  "ACLRoleUpserted",
+  "ACLAuthMethodUpserted",
+  "ACLAuthMethodDeleted",
+  "ACLBindingRuleUpserted",
+  "ACLBindingRuleDeleted",
+  "ServiceRegistration",
+  "ServiceDeregistration",
+]);
+const CHRONOMAD_TYPES = new Set(["NamespaceUpserted", "NamespaceDeleted"]);
+
+const change = (fields: Partial<Change>): Change => ({
+  table: "jobs",
+  key: "k",
+  before: undefined,
+  after: { ID: "web", Namespace: "default" },
+  index: 9,
+  event: "JobRegistered",
+  at: 0,
+  ...fields,
+});
+
+describe("event types", () => {
+  it("give every record type of the log a Nomad type, or none", () => {
+    for (const { type } of allSchemas) {
+      expect(Object.hasOwn(EVENT_TYPES, type), `${type} has no entry in EVENT_TYPES`).toBe(true);
+      const mapped = EVENT_TYPES[type];
+      if (mapped !== null) {
+        expect(NOMAD_TYPES.has(mapped!) || CHRONOMAD_TYPES.has(mapped!), `${type} -> ${mapped}`).toBe(true);
+      }
+    }
+  });
+
+  it("map chronomad's own records onto Nomad's types", () => {
+    const alloc = { ID: "a", Namespace: "default", JobID: "web", DeploymentID: "" };
+    expect(eventOf(change({ table: "allocs", after: alloc, event: "AllocsLost" }))?.Type).toBe("PlanResult");
+    expect(eventOf(change({ table: "allocs", after: alloc, event: "AllocsDisconnected" }))?.Type).toBe(
+      "PlanResult",
+    );
+    expect(eventOf(change({ table: "allocs", after: alloc, event: "AllocsReconnected" }))?.Type).toBe(
+      "AllocationUpdated",
+    );
+    expect(
+      eventOf(change({ table: "nodes", after: { ID: "n" }, event: "NodeEligibilityUpdated" }))?.Type,
+    ).toBe("NodeEligibility");
+    expect(
+      eventOf(change({ table: "namespaces", after: { Name: "default" }, event: "ClusterBootstrapped" })),
+    ).toMatchObject({ Topic: "Namespace", Type: "NamespaceUpserted" });
+  });
+
+  it("publish nothing for writes Nomad publishes nothing for (eval deletes and reaps)", () => {
+    for (const event of ["EvaluationsDeleted", "EvaluationsDeletedByFilter", "GarbageCollected"]) {
+      // A job whose status moved because its evaluations went.
+      expect(eventOf(change({ event, before: { ID: "web", Status: "pending" } })), event).toBeUndefined();
+    }
+  });
+
+  it("send Node payloads with an empty SecretID, never a secret or its hash", () => {
+    const e = eventOf(
+      change({ table: "nodes", after: { ID: "n", SecretIDHash: "h" }, event: "NodeRegistered" }),
+    );
+    expect(e?.Payload).toEqual({ Node: { ID: "n", SecretID: "", Drain: false } });
+  });
+
+  it("publish node pool changes on Nomad's NodePool topic, keyed by name", () => {
+    for (const event of ["NodePoolUpserted", "ClusterBootstrapped"]) {
+      expect(eventOf(change({ table: "node_pools", after: { Name: "gpu" }, event }))).toMatchObject({
+        Topic: "NodePool",
+        Key: "gpu",
+        Type: "NodePoolUpserted",
+        Payload: { NodePool: { Name: "gpu" } },
+      });
+    }
+    const deleted = eventOf(
+      change({ table: "node_pools", before: { Name: "gpu" }, after: undefined, event: "NodePoolDeleted" }),
+    );
+    expect(deleted).toMatchObject({ Topic: "NodePool", Type: "NodePoolDeleted" });
+  });
+
+  it("send Node payloads with the api package's Drain flag, set while a drain strategy is", () => {
+    const e = eventOf(
+      change({
+        table: "nodes",
+        after: { ID: "n", DrainStrategy: { DrainSpec: {} } },
+        event: "NodeDrainUpdated",
+      }),
+    );
+    expect(e?.Payload).toMatchObject({ Node: { Drain: true } });
+  });
+});
+
+describe("topic names", () => {
+  it("include Nomad's topics that chronomad has no events for yet", () => {
+    for (const t of [
+      "Service",
+      "NodePool",
+      "ACLToken",
+      "ACLPolicy",
+      "ACLRole",
+      "ACLAuthMethod",
+      "ACLBindingRule",
+    ]) {
+      expect(TOPIC_NAMES.has(t), t).toBe(true);
+    }
+  });
+});
