@@ -24,6 +24,7 @@ import { commit } from "./commit.ts";
 import type { ApiContext } from "./context.ts";
 import { acceptedSubmission, mergeWarnings, submissionSchema } from "./job-submission-input.ts";
 import { specChanged } from "./job-views.ts";
+import { WRITE_REQUEST_FIELDS } from "./request-schemas.ts";
 
 /** Nomad's api.JobRegisterRequest (WriteRequest fields embedded). */
 export interface RegisterBody {
@@ -50,11 +51,7 @@ export const registerBodySchema = {
     PreserveResources: { type: "boolean" },
     EvalPriority: { type: "integer" },
     Submission: submissionSchema,
-    Region: { type: "string" },
-    Namespace: { type: "string" },
-    SecretID: { type: "string" },
-    AuthToken: { type: "string" },
-    IdempotencyToken: { type: "string" },
+    ...WRITE_REQUEST_FIELDS,
   },
 } as const;
 

@@ -22,3 +22,12 @@ export const idParam = {
   properties: { id: { type: "string" } },
   required: ["id"],
 } as const;
+
+/** The fields of Nomad's WriteRequest that every write body may carry (accepted, not acted on). */
+export const WRITE_REQUEST_FIELDS = {
+  Region: { type: "string" },
+  Namespace: { type: "string" },
+  SecretID: { type: "string" },
+  AuthToken: { type: "string" },
+  IdempotencyToken: { type: "string" },
+} as const;

@@ -6,6 +6,7 @@ import {
   type GoValue,
   list,
   map,
+  str,
   valueKey,
   zeroOf,
 } from "./go-values.ts";
@@ -402,6 +403,27 @@ export const goQuote = (s: string) => JSON.stringify(s);
 
 /** Not JSON's null nor absent: Go's non-nil. */
 export const present = (v: unknown) => v !== null && v !== undefined;
+
+/**
+ * Diffs of two lists of named objects (groups, tasks) matched by Name, as
+ * Go's map keyed by name (the last of a name wins): removed, edited and
+ * added ones, sorted by name; null when there are none.
+ */
+export function diffsByName<D extends { readonly Name: string }>(
+  oldList: readonly GoValue[],
+  newList: readonly GoValue[],
+  diff: (a: GoValue, b: GoValue) => D,
+): D[] | null {
+  const byName = (l: readonly GoValue[]) =>
+    new Map(l.filter(present).map((v) => [str(v, "Name"), v] as const));
+  const oldMap = byName(oldList);
+  const newMap = byName(newList);
+  const diffs: D[] = [];
+  for (const [name, v] of oldMap) diffs.push(diff(v, newMap.get(name) ?? null));
+  for (const [name, v] of newMap) if (!oldMap.has(name)) diffs.push(diff(null, v));
+  diffs.sort((a, b) => (a.Name < b.Name ? -1 : a.Name > b.Name ? 1 : 0));
+  return diffs.length > 0 ? diffs : null;
+}
 
 /** Constraints (of a job, group or task): a set of whole values. */
 export function constraintDiffs(a: GoValue, b: GoValue, contextual: boolean): ObjectDiff[] | null {

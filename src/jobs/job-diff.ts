@@ -16,6 +16,7 @@ import {
   append,
   constraintDiffs,
   type DiffType,
+  diffsByName,
   type FieldDiff,
   fieldDiffs,
   goQuote,
@@ -189,15 +190,7 @@ function taskGroupDiffs(
   newList: readonly GoValue[],
   contextual: boolean,
 ): TaskGroupDiff[] | null {
-  const byName = (l: readonly GoValue[]) =>
-    new Map(l.filter(present).map((g) => [str(g, "Name"), g] as const));
-  const oldMap = byName(oldList);
-  const newMap = byName(newList);
-  const diffs: TaskGroupDiff[] = [];
-  for (const [name, g] of oldMap) diffs.push(taskGroupDiff(g, newMap.get(name) ?? null, contextual));
-  for (const [name, g] of newMap) if (!oldMap.has(name)) diffs.push(taskGroupDiff(null, g, contextual));
-  diffs.sort((a, b) => (a.Name < b.Name ? -1 : a.Name > b.Name ? 1 : 0));
-  return diffs.length > 0 ? diffs : null;
+  return diffsByName(oldList, newList, (a, b) => taskGroupDiff(a, b, contextual));
 }
 
 /** TaskGroup.Diff. */

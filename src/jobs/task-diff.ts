@@ -6,6 +6,7 @@ import {
   configDiff,
   constraintDiffs,
   type DiffType,
+  diffsByName,
   type FieldDiff,
   fieldDiffs,
   goQuote,
@@ -13,7 +14,6 @@ import {
   nonNull,
   type ObjectDiff,
   objectDiff,
-  present,
   primitiveObjectDiff,
   primitiveObjectSetDiff,
   sides,
@@ -54,15 +54,7 @@ export function taskDiffs(
   newList: readonly GoValue[],
   contextual: boolean,
 ): TaskDiff[] | null {
-  const byName = (l: readonly GoValue[]) =>
-    new Map(l.filter(present).map((t) => [str(t, "Name"), t] as const));
-  const oldMap = byName(oldList);
-  const newMap = byName(newList);
-  const diffs: TaskDiff[] = [];
-  for (const [name, t] of oldMap) diffs.push(taskDiff(t, newMap.get(name) ?? null, contextual));
-  for (const [name, t] of newMap) if (!oldMap.has(name)) diffs.push(taskDiff(null, t, contextual));
-  diffs.sort((a, b) => (a.Name < b.Name ? -1 : a.Name > b.Name ? 1 : 0));
-  return diffs.length > 0 ? diffs : null;
+  return diffsByName(oldList, newList, (a, b) => taskDiff(a, b, contextual));
 }
 
 /** Task.Diff. A task's driver config is an object diff of its own, not fields of the task. */

@@ -15,7 +15,13 @@ import {
 import { countEvals, listEvals, relatedEvals } from "../eval-listing.ts";
 import { ALL_NAMESPACES, badRequestOnQueryError } from "../list-pages.ts";
 import { allocStub } from "../node-views.ts";
-import { COMMON_READ_PARAMS, idParam, LIST_PARAMS, textQuery } from "../request-schemas.ts";
+import {
+  COMMON_READ_PARAMS,
+  idParam,
+  LIST_PARAMS,
+  textQuery,
+  WRITE_REQUEST_FIELDS,
+} from "../request-schemas.ts";
 
 const DEFAULT_NAMESPACE = "default";
 
@@ -28,11 +34,7 @@ const deleteBody = {
   properties: {
     EvalIDs: { type: ["array", "null"], items: { type: "string" } },
     Filter: { type: "string" },
-    Region: { type: "string" },
-    Namespace: { type: "string" },
-    SecretID: { type: "string" },
-    AuthToken: { type: "string" },
-    IdempotencyToken: { type: "string" },
+    ...WRITE_REQUEST_FIELDS,
   },
 } as const;
 

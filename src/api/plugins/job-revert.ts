@@ -9,16 +9,8 @@ import { commit } from "../commit.ts";
 import type { ApiContext } from "../context.ts";
 import { registerJob } from "../job-writes.ts";
 import { refuseOtherMethods } from "../refuse-other-methods.ts";
-import { idParam, textQuery } from "../request-schemas.ts";
+import { idParam, textQuery, WRITE_REQUEST_FIELDS } from "../request-schemas.ts";
 import { requestNamespace, writeAnswer } from "../write-answer.ts";
-
-const writeRequestFields = {
-  Region: { type: "string" },
-  Namespace: { type: "string" },
-  SecretID: { type: "string" },
-  AuthToken: { type: "string" },
-  IdempotencyToken: { type: "string" },
-} as const;
 
 /** Nomad's JobRevertRequest. */
 const revertBody = {
@@ -30,7 +22,7 @@ const revertBody = {
     EnforcePriorVersion: { type: ["integer", "null"], minimum: 0 },
     ConsulToken: { type: "string" },
     VaultToken: { type: "string" },
-    ...writeRequestFields,
+    ...WRITE_REQUEST_FIELDS,
   },
 } as const;
 
@@ -42,7 +34,7 @@ const stableBody = {
     JobID: { type: "string" },
     JobVersion: { type: "integer", minimum: 0 },
     Stable: { type: "boolean" },
-    ...writeRequestFields,
+    ...WRITE_REQUEST_FIELDS,
   },
 } as const;
 

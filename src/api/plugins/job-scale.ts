@@ -17,7 +17,7 @@ import { commit } from "../commit.ts";
 import type { ApiContext } from "../context.ts";
 import { REJECT_REGISTRATION } from "../job-writes.ts";
 import { refuseOtherMethods } from "../refuse-other-methods.ts";
-import { COMMON_READ_PARAMS, idParam, textQuery } from "../request-schemas.ts";
+import { COMMON_READ_PARAMS, idParam, textQuery, WRITE_REQUEST_FIELDS } from "../request-schemas.ts";
 import { requestNamespace, writeAnswer } from "../write-answer.ts";
 
 /** Nomad's api.ScalingRequest. */
@@ -32,11 +32,7 @@ const scaleBody = {
     Meta: { type: ["object", "null"] },
     PolicyOverride: { type: "boolean" },
     JobModifyIndex: { type: "integer", minimum: 0 },
-    Region: { type: "string" },
-    Namespace: { type: "string" },
-    SecretID: { type: "string" },
-    AuthToken: { type: "string" },
-    IdempotencyToken: { type: "string" },
+    ...WRITE_REQUEST_FIELDS,
   },
 } as const;
 

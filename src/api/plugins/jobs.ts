@@ -23,7 +23,13 @@ import {
 import { ALL_NAMESPACES, badRequestOnQueryError } from "../list-pages.ts";
 import { allocStub } from "../node-views.ts";
 import { refuseOtherMethods } from "../refuse-other-methods.ts";
-import { COMMON_READ_PARAMS, idParam, LIST_PARAMS, textQuery } from "../request-schemas.ts";
+import {
+  COMMON_READ_PARAMS,
+  idParam,
+  LIST_PARAMS,
+  textQuery,
+  WRITE_REQUEST_FIELDS,
+} from "../request-schemas.ts";
 
 const readQuery = textQuery(...LIST_PARAMS, "meta", "all", "diffs", ...COMMON_READ_PARAMS);
 
@@ -36,11 +42,7 @@ const planBody = {
     Job: {},
     Diff: { type: "boolean" },
     PolicyOverride: { type: "boolean" },
-    Region: { type: "string" },
-    Namespace: { type: "string" },
-    SecretID: { type: "string" },
-    AuthToken: { type: "string" },
-    IdempotencyToken: { type: "string" },
+    ...WRITE_REQUEST_FIELDS,
   },
 } as const;
 

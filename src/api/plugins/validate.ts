@@ -6,7 +6,7 @@ import { jobValidationErrors } from "../../jobs/validate.ts";
 import { ApiError } from "../api-error.ts";
 import type { ApiContext } from "../context.ts";
 import { refuseOtherMethods } from "../refuse-other-methods.ts";
-import { textQuery } from "../request-schemas.ts";
+import { textQuery, WRITE_REQUEST_FIELDS } from "../request-schemas.ts";
 
 /** Nomad's api.JobValidateRequest. */
 const validateBody = {
@@ -14,11 +14,7 @@ const validateBody = {
   additionalProperties: false,
   properties: {
     Job: {},
-    Region: { type: "string" },
-    Namespace: { type: "string" },
-    SecretID: { type: "string" },
-    AuthToken: { type: "string" },
-    IdempotencyToken: { type: "string" },
+    ...WRITE_REQUEST_FIELDS,
   },
 } as const;
 
