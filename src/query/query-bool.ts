@@ -5,7 +5,11 @@ import { QueryError } from "./query-error.ts";
 function firstValue(raw: unknown): string {
   const value = Array.isArray(raw) ? raw[0] : raw;
   if (value === undefined || value === null) return "";
-  return String(value);
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  // A query string holds text only; any other value (an object from a
+  // nested-query parser) is named, not converted: its toString may throw.
+  return Object.prototype.toString.call(value);
 }
 
 /**

@@ -32,6 +32,14 @@ describe("queryBool", () => {
   });
 });
 
+describe("queryBool on values a query string cannot hold", () => {
+  it("refuses an object as not a boolean, even one whose toString throws", () => {
+    expect(() => queryBool({ reverse: { toString: false } }, "reverse")).toThrow(QueryError);
+    expect(() => queryBool({ reverse: [{}] }, "reverse")).toThrow(/\[object Object\]/);
+    expect(queryBool({ reverse: true }, "reverse")).toBe(true);
+  });
+});
+
 describe("staleParam", () => {
   it("is true when present without a value, and refuses a non-boolean as Nomad does", () => {
     expect(staleParam({})).toBe(false);
