@@ -69,6 +69,24 @@ export const TRACKED: Readonly<Record<string, Tracked>> = {
   },
   // Who created, activated or retired which key; never its material (rows hold none).
   root_keys: { object: "root_key", fields: ["State", "Algorithm"], lists: {} },
+  // Who granted what, when (issue 17). Rows hold no secret: a token's secret is only its hash and is not tracked.
+  acl_tokens: {
+    object: "acl_token",
+    fields: ["Name", "Type", "Policies", "Roles", "Global", "ExpirationTime"],
+    lists: {},
+  },
+  acl_policies: { object: "acl_policy", fields: ["Description", "Rules", "JobACL"], lists: {} },
+  acl_roles: { object: "acl_role", fields: ["Name", "Description", "Policies"], lists: {} },
+  acl_auth_methods: {
+    object: "acl_auth_method",
+    fields: ["Type", "TokenLocality", "MaxTokenTTL", "Default"],
+    lists: {},
+  },
+  acl_binding_rules: {
+    object: "acl_binding_rule",
+    fields: ["AuthMethod", "Selector", "BindType", "BindName", "Description"],
+    lists: {},
+  },
 };
 
 /** Fields of an event's data that explain why (whichever the event has). */
@@ -99,7 +117,7 @@ export function historyProjection(observedTables: readonly string[]) {
 
   const projection: Projection = {
     name: "history",
-    version: 3,
+    version: 4,
     tables: [history],
     handles: new Set(),
     evolve() {},

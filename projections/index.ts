@@ -1,4 +1,6 @@
 import type { Projection } from "../src/store/projection.ts";
+import { aclProjection } from "./acl.ts";
+import { aclSsoProjection } from "./acl-sso.ts";
 import { allocsProjection } from "./allocs.ts";
 import { clusterProjection } from "./cluster.ts";
 import { deploymentsProjection } from "./deployments.ts";
@@ -26,6 +28,8 @@ export function createProjections() {
   const namespaces = namespacesProjection();
   const schedulerConfig = schedulerConfigProjection();
   const rootKeys = rootKeysProjection();
+  const acl = aclProjection();
+  const aclSso = aclSsoProjection();
   const nodes = nodesProjection();
   const nodePools = nodePoolsProjection({ nodes: nodes.nodes });
   const jobs = jobsProjection({ namespaces: namespaces.namespaces, nodePools: nodePools.pools });
@@ -47,6 +51,8 @@ export function createProjections() {
     namespaces.projection,
     schedulerConfig.projection,
     rootKeys.projection,
+    acl.projection,
+    aclSso.projection,
     // Before evals: a job registration it refuses must not create its evaluation.
     jobs.projection,
     evals.projection,
@@ -80,6 +86,13 @@ export function createProjections() {
       evalDeletes: evals.evalDeletes,
       schedulerConfig: schedulerConfig.schedulerConfig,
       rootKeys: rootKeys.rootKeys,
+      aclTokens: acl.tokens,
+      aclPolicies: acl.policies,
+      aclRoles: acl.roles,
+      aclOneTimeTokens: acl.oneTimeTokens,
+      aclBootstrap: acl.bootstrap,
+      aclAuthMethods: aclSso.authMethods,
+      aclBindingRules: aclSso.bindingRules,
       nodes: nodes.nodes,
       nodeSecrets: nodes.secrets,
       nodePools: nodePools.pools,

@@ -90,6 +90,10 @@ log_index() {
 # Health checks are hypothesis's complaints about its own generation (most
 # query parameters are free text, so invalid ones are rare to draw), not
 # findings about the server; they would fail the run, so they are off.
+# Its full report (hundreds of lines of per-operation warnings) goes to
+# $work/<mode>.out; the job prints each run's summary, and the whole report
+# only when the run fails, so the CI log keeps the test suite's own summary
+# in view.
 run_schemathesis() {
   local mode="$1" phases="$2" workers="$3" calls="$4"
   # Runs in $work so nothing schemathesis writes lands in the repository.
@@ -102,7 +106,12 @@ run_schemathesis() {
     --exclude-path /v1/operator/keyring/rotate --exclude-path '/v1/operator/keyring/key/{id}' \
     --max-time "$half" --request-timeout 10 --workers "$workers" \
     --suppress-health-check all \
-    --generation-database none --no-color)
+    --generation-database none --no-color >"$work/$mode.out" 2>&1)
+}
+
+# The report from its SUMMARY banner on: operations tested, phases, counts.
+print_summary() {
+  if [ -f "$work/$1.out" ]; then sed -n '/= SUMMARY =/,$p' "$work/$1.out"; fi
 }
 
 # The verdict is drawn from the calls the hooks recorded (5xx, calls lost at
@@ -113,7 +122,9 @@ run_schemathesis() {
 # nothing (schema not loaded, crash), still fails the job.
 failed=0
 check_run() {
-  local name="$1" code="$2" calls="$3"
+  local name="$1" code="$2" calls="$3" mode="$4"
+  echo "fuzz: the $name run (--mode $mode):"
+  print_summary "$mode"
   if [ "$code" -eq 124 ] || [ "$code" -eq 137 ]; then
     echo "fuzz: the $name run overran its time budget" >&2
     failed=1
@@ -131,7 +142,7 @@ check_run() {
 before="$(log_index)"
 code=0
 FUZZ_BASE="$base" run_schemathesis negative coverage,fuzzing 1 "$work/negative.ndjson" || code=$?
-check_run invalid-only "$code" "$work/negative.ndjson"
+check_run invalid-only "$code" "$work/negative.ndjson" negative
 # Writes are appended before they are answered; the pause lets anything a
 # write might have set off (an evaluation, a plan) reach the log too.
 sleep 1
@@ -139,7 +150,7 @@ after="$(log_index)"
 
 code=0
 run_schemathesis all coverage,fuzzing,stateful 2 "$work/all.ndjson" || code=$?
-check_run mixed "$code" "$work/all.ndjson"
+check_run mixed "$code" "$work/all.ndjson" all
 
 python3 scripts/fuzz_report.py "$work/negative.ndjson" "$work/all.ndjson" $((after - before)) || failed=1
 if grep -q '"request failed"' "$work/server.log"; then
@@ -147,6 +158,10 @@ if grep -q '"request failed"' "$work/server.log"; then
   grep '"request failed"' "$work/server.log" | tail -n 20 >&2
 fi
 if [ "$failed" -ne 0 ]; then
+  for mode in negative all; do
+    echo "fuzz: schemathesis's whole report for --mode $mode:" >&2
+    cat "$work/$mode.out" >&2
+  done
   echo "fuzz: FAILED" >&2
   exit 1
 fi

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join, resolve } from "node:path";
+import { parseGoBool } from "./query/filter/go-strconv.ts";
 import { parseDuration } from "./util/duration.ts";
 
 export interface ServerConfig {
@@ -56,6 +57,14 @@ export interface ServerConfig {
   readonly keyringKekFile: string;
   /** Nomad's oidc_issuer: when set, /.well-known/openid-configuration is served. */
   readonly oidcIssuer: string;
+  /** Nomad's `acl { enabled }`: every request is then authorized by its token. */
+  readonly aclEnabled: boolean;
+  /** Nomad's `acl { token_min_expiration_ttl }` (ms). */
+  readonly aclTokenMinExpirationTtl: number;
+  /** Nomad's `acl { token_max_expiration_ttl }` (ms). */
+  readonly aclTokenMaxExpirationTtl: number;
+  /** Nomad's `telemetry { disable_rpc_rate_metrics_labels }`: RPC counters without the identity label. */
+  readonly disableRpcRateMetricsLabels: boolean;
 }
 
 /** Nomad's heartbeat settings, with Nomad's names and defaults (milliseconds here). */
@@ -76,7 +85,8 @@ export class ConfigError extends Error {
 interface Setting {
   /** snake_case name: the config file key; the flag is --kebab-case, the env var CHRONOMAD_UPPER_CASE. */
   readonly name: string;
-  readonly kind: "string" | "integer" | "number" | "duration";
+  /** A "boolean" flag stands alone (`--acl-enabled`) or takes `=VALUE`; values are read as Go's ParseBool reads them. */
+  readonly kind: "string" | "integer" | "number" | "duration" | "boolean";
   readonly choices?: readonly string[];
   /** What the setting does, for `chronomad serve --help`. */
   readonly help: string;
@@ -204,7 +214,33 @@ const SETTINGS: readonly Setting[] = [
     placeholder: "URL",
     help: "Nomad's oidc_issuer: when set, /.well-known/openid-configuration is served",
   },
+  {
+    name: "acl_enabled",
+    kind: "boolean",
+    default: "false",
+    help: "Nomad's acl { enabled }: authorize every request by its ACL token (bootstrap with POST /v1/acl/bootstrap)",
+  },
+  {
+    name: "acl_token_min_expiration_ttl",
+    kind: "duration",
+    default: "1m",
+    help: "Nomad's acl { token_min_expiration_ttl }: the shortest expiry a token may be given",
+  },
+  {
+    name: "acl_token_max_expiration_ttl",
+    kind: "duration",
+    default: "24h",
+    help: "Nomad's acl { token_max_expiration_ttl }: the longest expiry a token may be given",
+  },
+  {
+    name: "disable_rpc_rate_metrics_labels",
+    kind: "boolean",
+    default: "false",
+    help: "Nomad's telemetry { disable_rpc_rate_metrics_labels }: count RPCs without the identity label",
+  },
 ];
+
+const isBooleanFlag = (flag: string) => SETTINGS.some((s) => s.kind === "boolean" && flagOf(s) === flag);
 
 const flagOf = (s: Setting) => `--${s.name.replaceAll("_", "-")}`;
 const envOf = (s: Setting) => `CHRONOMAD_${s.name.toUpperCase()}`;
@@ -219,8 +255,8 @@ export function wantsHelp(args: readonly string[]): boolean {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (HELP_FLAGS.has(arg)) return true;
-    // Every other flag takes a value: the next argument, unless written --flag=value.
-    if (!arg.includes("=")) i++;
+    // Every other flag but a boolean one takes a value: the next argument, unless written --flag=value.
+    if (!arg.includes("=") && !isBooleanFlag(arg)) i++;
   }
   return false;
 }
@@ -231,7 +267,7 @@ export function serveUsage(): string {
     ["--config FILE", "JSON object of settings, keyed by their snake_case names (env CHRONOMAD_CONFIG)"],
   ];
   for (const s of SETTINGS) {
-    const placeholder = s.placeholder ?? s.kind.toUpperCase();
+    const placeholder = s.kind === "boolean" ? "[=BOOL]" : (s.placeholder ?? s.kind.toUpperCase());
     const details = [
       s.choices ? `one of ${s.choices.join(", ")}` : "",
       s.default !== undefined ? `default ${s.default}` : "",
@@ -239,7 +275,7 @@ export function serveUsage(): string {
     ]
       .filter((d) => d !== "")
       .join("; ");
-    rows.push([`${flagOf(s)} ${placeholder}`, `${s.help} (${details})`]);
+    rows.push([`${flagOf(s)}${s.kind === "boolean" ? "" : " "}${placeholder}`, `${s.help} (${details})`]);
   }
   rows.push(["-h, --help", "print this and exit"]);
   const width = Math.max(...rows.map(([flag]) => flag.length)) + 2;
@@ -247,8 +283,8 @@ export function serveUsage(): string {
     "Usage: chronomad serve [flags]",
     "",
     "Runs a chronomad server until SIGTERM or SIGINT. Each setting comes from its",
-    "flag (--flag VALUE or --flag=VALUE), else its environment variable, else the",
-    "config file, else its default.",
+    "flag (--flag VALUE or --flag=VALUE; a boolean flag alone means true), else its",
+    "environment variable, else the config file, else its default.",
     "",
     "Flags:",
     ...rows.map(([flag, text]) => `  ${flag.padEnd(width)}${text}`),
@@ -271,7 +307,7 @@ export async function loadConfig(
     const arg = args[i]!;
     const eq = arg.indexOf("=");
     const flag = eq > 0 ? arg.slice(0, eq) : arg;
-    const value = eq > 0 ? arg.slice(eq + 1) : args[++i];
+    const value = eq > 0 ? arg.slice(eq + 1) : isBooleanFlag(flag) ? "true" : args[++i];
     if (value === undefined) throw new ConfigError(`flag ${flag} needs a value`);
     if (flag === "--config") {
       configFile = value;
@@ -316,11 +352,18 @@ export async function loadConfig(
     keyringKek: value<string | undefined>("keyring_kek") ?? "",
     keyringKekFile: value<string | undefined>("keyring_kek_file") ?? "",
     oidcIssuer: value<string | undefined>("oidc_issuer") ?? "",
+    aclEnabled: value("acl_enabled"),
+    aclTokenMinExpirationTtl: value("acl_token_min_expiration_ttl"),
+    aclTokenMaxExpirationTtl: value("acl_token_max_expiration_ttl"),
+    disableRpcRateMetricsLabels: value("disable_rpc_rate_metrics_labels"),
   };
   splitHostPort(config.httpAddr);
   if (config.advertiseAddr) splitHostPort(config.advertiseAddr, "advertise_addr");
   if (config.keyringKek && config.keyringKekFile) {
     throw new ConfigError("set keyring_kek or keyring_kek_file, not both");
+  }
+  if (config.aclTokenMinExpirationTtl > config.aclTokenMaxExpirationTtl) {
+    throw new ConfigError("acl_token_min_expiration_ttl must not exceed acl_token_max_expiration_ttl");
   }
   if (config.oidcIssuer && !URL.canParse(config.oidcIssuer)) {
     throw new ConfigError(`oidc_issuer must be a URL, not "${config.oidcIssuer}"`);
@@ -372,6 +415,13 @@ function parseSetting(s: Setting, v: unknown): unknown {
         throw new ConfigError(`${where} must be a non-negative ${s.kind}, not ${JSON.stringify(v)}`);
       }
       return n;
+    }
+    case "boolean": {
+      if (typeof v === "boolean") return v;
+      const b = typeof v === "string" ? parseGoBool(v) : undefined;
+      if (!b?.ok)
+        throw new ConfigError(`${where} must be a boolean (true or false), not ${JSON.stringify(v)}`);
+      return b.value;
     }
     case "duration": {
       const ms = typeof v === "string" ? parseDuration(v) : undefined;

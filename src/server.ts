@@ -9,6 +9,7 @@ import type { Actor } from "../streams/event-schema.ts";
 import { allSchemas } from "../streams/index.ts";
 import { buildApi } from "./api/build-api.ts";
 import type { ApiContext } from "./api/context.ts";
+import { AclAuthenticator } from "./auth/acl-authenticator.ts";
 import { OpenAuthenticator } from "./auth/authenticate.ts";
 import { advertisedAddress, openElection } from "./cluster/open-election.ts";
 import { EnvelopeCodec } from "./codec/envelope-codec.ts";
@@ -139,7 +140,9 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     events,
     stateAt: new StateAt({ log, codec, createProjections, snapshots, logger: quiet }),
     leadership,
-    authenticator: new OpenAuthenticator(),
+    authenticator: config.aclEnabled
+      ? new AclAuthenticator(projections.tables, clock)
+      : new OpenAuthenticator(),
     metrics,
     logger,
     logTap,
@@ -148,6 +151,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     clock,
     heartbeats,
     watches: new Watches(store),
+    keyring,
   };
   registerStoreMetrics(metrics, store);
   metrics.gauge("chronomad.leader", () => (leadership.isLeader() ? 1 : 0));

@@ -1,3 +1,4 @@
+import { aclSchemas } from "./acl.ts";
 import { allocSchemas } from "./allocs.ts";
 import { clusterSchemas } from "./cluster.ts";
 import { evalSchemas } from "./evals.ts";
@@ -26,4 +27,5 @@ export const allSchemas: readonly EventSchema[] = [
   ...jobSchemas,
   ...jobScalingSchemas,
   ...keyringSchemas,
+  ...aclSchemas,
 ];

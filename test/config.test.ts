@@ -49,6 +49,27 @@ describe("loadConfig", () => {
     expect((await loadConfig([], { CHRONOMAD_SHUTDOWN_GRACE: "500ms" })).shutdownGrace).toBe(500);
   });
 
+  it("reads the ACL settings: a boolean flag alone or with a value, ParseBool in the environment and the file", async () => {
+    expect((await loadConfig([], {})).aclEnabled).toBe(false);
+    const on = await loadConfig(["--acl-enabled", "--http-addr", "127.0.0.1:5"], {});
+    expect(on.aclEnabled).toBe(true);
+    expect(on.httpAddr).toBe("127.0.0.1:5");
+    expect((await loadConfig(["--acl-enabled=false"], {})).aclEnabled).toBe(false);
+    expect((await loadConfig([], { CHRONOMAD_ACL_ENABLED: "T" })).aclEnabled).toBe(true);
+    const dir = await tempDir();
+    const file = join(dir, "c.json");
+    await writeFile(file, JSON.stringify({ acl_enabled: true, acl_token_max_expiration_ttl: "1h" }));
+    const fromFile = await loadConfig(["--config", file], {});
+    expect(fromFile.aclEnabled).toBe(true);
+    expect(fromFile.aclTokenMaxExpirationTtl).toBe(3_600_000);
+    expect(fromFile.aclTokenMinExpirationTtl).toBe(60_000);
+    await expect(loadConfig(["--acl-enabled=maybe"], {})).rejects.toThrow(/must be a boolean/);
+    await expect(
+      loadConfig(["--acl-token-min-expiration-ttl", "2h", "--acl-token-max-expiration-ttl", "1h"], {}),
+    ).rejects.toThrow(/must not exceed/);
+    expect(wantsHelp(["--acl-enabled", "--help"])).toBe(true);
+  });
+
   it("names what is wrong", async () => {
     const dir = await tempDir();
     const file = join(dir, "c.json");
@@ -73,7 +94,8 @@ describe("loadConfig", () => {
 
   it("prints every flag with its environment variable, default and choices", () => {
     const usage = serveUsage();
-    for (const flag of SERVE_FLAGS) expect(usage).toContain(`  ${flag} `);
+    // A boolean flag stands alone, or takes =BOOL.
+    for (const flag of SERVE_FLAGS) expect(usage).toMatch(new RegExp(`  ${flag}( |\\[=BOOL\\])`));
     expect(usage).toContain("-h, --help");
     expect(usage).toMatch(
       /--min-heartbeat-ttl DURATION +Nomad's min_heartbeat_ttl \(default 10s; env CHRONOMAD_MIN_HEARTBEAT_TTL\)/,

@@ -1,6 +1,5 @@
 import { arch, availableParallelism, cpus, platform } from "node:os";
 import { currentLeadership } from "../../projections/leadership.ts";
-import { OpenAuthenticator } from "../auth/authenticate.ts";
 import {
   clusterServers,
   DATACENTER,
@@ -131,7 +130,7 @@ function agentConfig(ctx: ApiContext, self: ServerMember): Record<string, unknow
       EnabledSchedulers: pool.EnabledSchedulers,
     },
     Client: { Enabled: false },
-    ACL: { Enabled: !(ctx.authenticator instanceof OpenAuthenticator) },
+    ACL: { Enabled: ctx.config.aclEnabled },
     Telemetry: { PrometheusMetrics: true, DisableHostname: true },
     Version: {
       Version: NOMAD_API_VERSION,

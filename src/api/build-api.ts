@@ -5,8 +5,10 @@ import Fastify, {
   type FastifyInstance,
   LogController,
 } from "fastify";
+import { authorizeRoute, requireRouteRules } from "../acl/route-authorization.ts";
 import type { AuthenticatedIdentity } from "../auth/authenticate.ts";
 import { unpackPlain } from "../codec/envelope-codec.ts";
+import { measureRpcRate } from "../metrics/rpc-rate-metrics.ts";
 import { QueryError } from "../query/query-error.ts";
 import { ApiError } from "./api-error.ts";
 import {
@@ -19,6 +21,12 @@ import {
 import type { ApiContext } from "./context.ts";
 import { encodeLargeListsInSlices } from "./large-lists.ts";
 import { EventLoopLag, shedLoadWhenLagging } from "./load-shedding.ts";
+import { aclAuthMethodsPlugin } from "./plugins/acl-auth-methods.ts";
+import { aclBindingRulesPlugin } from "./plugins/acl-binding-rules.ts";
+import { aclLoginPlugin } from "./plugins/acl-login.ts";
+import { aclPoliciesPlugin } from "./plugins/acl-policies.ts";
+import { aclRolesPlugin } from "./plugins/acl-roles.ts";
+import { aclTokensPlugin } from "./plugins/acl-tokens.ts";
 import { agentPlugin } from "./plugins/agent.ts";
 import { agentMonitorPlugin } from "./plugins/agent-monitor.ts";
 import { agentPprofPlugin } from "./plugins/agent-pprof.ts";
@@ -95,7 +103,13 @@ const PLUGINS = [
   clientRpcPlugin,
   operatorStatePlugin,
   keyringPlugin,
+  aclTokensPlugin,
+  aclAuthMethodsPlugin,
+  aclBindingRulesPlugin,
   wellKnownPlugin,
+  aclPoliciesPlugin,
+  aclRolesPlugin,
+  aclLoginPlugin,
 ];
 
 /**
@@ -158,6 +172,7 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
   app.addHook("onRoute", (route) => {
     route.bodyLimit ??= bodyLimitFor(route.url);
     encodeLargeListsInSlices(route);
+    requireRouteRules(route);
   });
   const lag = new EventLoopLag();
   app.addHook("onClose", async () => lag.close());
@@ -191,6 +206,7 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
   app.decorateRequest("view", undefined as unknown as View);
   app.addHook("onRequest", async (request, reply) => {
     request.identity = await ctx.authenticator.authenticate(request);
+    authorizeRoute(ctx, request);
     request.view = await resolveView(ctx, request);
     if (request.view.atIndex !== undefined) reply.header(AT_INDEX_HEADER, String(request.view.atIndex));
   });
@@ -204,7 +220,20 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
     if (closing) reply.header("connection", "close");
     done(null, payload);
   });
+  const rpcRateOptions = {
+    aclEnabled: ctx.config.aclEnabled,
+    disableLabels: ctx.config.disableRpcRateMetricsLabels,
+  };
   app.addHook("onResponse", async (request, reply) => {
+    const url = request.routeOptions.url;
+    if (url !== undefined) {
+      measureRpcRate(
+        ctx.metrics,
+        rpcRateOptions,
+        { method: request.method, url, ip: request.ip },
+        request.identity,
+      );
+    }
     ctx.metrics.sample("chronomad.http.request_ms", reply.elapsedTime, { method: request.method });
     ctx.metrics.incr("chronomad.http.requests", 1, { method: request.method });
     request.log.debug({ url: request.url, status: reply.statusCode, ms: reply.elapsedTime }, "request");

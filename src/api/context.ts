@@ -4,6 +4,7 @@ import type { Projections } from "../../projections/index.ts";
 import type { Authenticator } from "../auth/authenticate.ts";
 import type { ServerConfig } from "../config.ts";
 import type { EventHub } from "../events/event-hub.ts";
+import type { Keyring } from "../keyring/keyring.ts";
 import type { Leadership } from "../leadership.ts";
 import type { LogTap } from "../logging/log-tap.ts";
 import type { Metrics } from "../metrics/metrics.ts";
@@ -39,4 +40,6 @@ export interface ApiContext {
   readonly heartbeats: HeartbeatTimers;
   /** Wakes blocking reads when what they watch changes. */
   readonly watches: Watches;
+  /** The root key material this server holds: seals and opens what must not be in clear (OIDC client secrets). */
+  readonly keyring: Keyring;
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Observer, Subscription } from "rxjs";
+import type { Observable, Observer, Subscription } from "rxjs";
 import { type Frame, frameLine, type StreamEvent } from "../events/frames.ts";
 import type { Timer } from "../util/clock.ts";
 import type { ApiContext } from "./context.ts";
@@ -33,6 +33,8 @@ export class EventStreamConnection implements Observer<Frame> {
     private readonly topics: TopicFilter,
     private readonly namespace: string,
     after: number,
+    /** Emits why the subscriber may no longer read (its token deleted, changed or expired): the stream then ends with that error. */
+    revoked$?: Observable<string>,
   ) {
     this.lastSent = after;
     out.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "no-cache" });
@@ -43,6 +45,7 @@ export class EventStreamConnection implements Observer<Frame> {
     this.write("{}\n");
     this.subscription = ctx.events.framesAfter(after).subscribe(this);
     this.closing = ctx.closing$.subscribe(() => this.finish());
+    if (revoked$) this.closing.add(revoked$.subscribe((reason) => this.finish({ Error: reason })));
     request.on("close", () => this.finish());
   }
 

@@ -6,6 +6,8 @@ export function refuseOtherMethods(app: FastifyInstance, url: string, allowed: r
   app.route({
     method: others as ("GET" | "PUT" | "POST" | "DELETE" | "PATCH")[],
     url,
+    // Answered before any ACL check, as Nomad's handlers check the method first.
+    config: { methodRefusal: true },
     handler: async (_request, reply) =>
       reply.status(405).type("text/plain; charset=utf-8").send("Invalid method"),
   });

@@ -1,16 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { Worker } from "node:worker_threads";
+import { join } from "node:path";
 import { pino } from "pino";
 import { newAllocation } from "../../streams/allocs.ts";
 import { loadConfig } from "../config.ts";
 import { type RunningServer, startServer } from "../server.ts";
 import { writeEvents } from "../store/writer.ts";
-import type { LoadCall, LoadJob, LoadResult } from "./http-load-worker.ts";
+import { load } from "./http-load.ts";
+import type { LoadCall } from "./http-load-worker.ts";
 import { percentile } from "./percentile.ts";
 
 export interface HeartbeatFigures {
@@ -128,21 +126,6 @@ async function allocUpdates(server: RunningServer, url: string, nodes: readonly 
   return { records: server.log.lastIndex() - before, p99: percentile([...result.latencies], 0.99) };
 }
 
-/** The worker is TypeScript too: it loads through tsx's loader, as the CLI does. */
-const BOOTSTRAP = `
-const { workerData } = require("node:worker_threads");
-import(workerData.tsx).then((tsx) => { tsx.register(); return import(workerData.entry); });
-`;
-const WORKER_ENTRY = new URL("./http-load-worker.ts", import.meta.url).href;
-
-/** tsx's ESM `register` entry, found through its package exports (test runners lack import.meta.resolve). */
-function tsxLoaderApi(): string {
-  const require = createRequire(import.meta.url);
-  const manifest = require.resolve("tsx/package.json");
-  const exports = (require(manifest) as { exports: Record<string, { import: { default: string } }> }).exports;
-  return pathToFileURL(join(dirname(manifest), exports["./esm/api"]!.import.default)).href;
-}
-
 const registerCall = (n: Node): LoadCall => ({
   path: "/v1/rpc/Node.Register",
   token: n.secret,
@@ -164,36 +147,3 @@ const heartbeatCall = (n: Node): LoadCall => ({
   token: n.secret,
   body: JSON.stringify({ NodeID: n.id, Status: "ready" }),
 });
-
-async function load(
-  url: string,
-  calls: readonly LoadCall[],
-  options: { concurrency: number; durationMs?: number; warmupMs?: number },
-): Promise<LoadResult> {
-  const job: LoadJob = {
-    url,
-    calls,
-    concurrency: options.concurrency,
-    durationMs: options.durationMs ?? 0,
-    warmupMs: options.warmupMs ?? 0,
-  };
-  const worker = new Worker(BOOTSTRAP, {
-    eval: true,
-    workerData: {
-      ...job,
-      tsx: tsxLoaderApi(),
-      entry: WORKER_ENTRY,
-    },
-  });
-  try {
-    const result = await new Promise<LoadResult & { error?: string }>((resolve, reject) => {
-      worker.once("message", resolve);
-      worker.once("error", reject);
-    });
-    if (result.error) throw new Error(`load worker failed: ${result.error}`);
-    if (result.errors > 0) throw new Error(`${result.errors} requests failed, first: ${result.firstError}`);
-    return result;
-  } finally {
-    await worker.terminate();
-  }
-}

@@ -1,8 +1,10 @@
 import { Agent, request } from "node:http";
 import { parentPort, workerData } from "node:worker_threads";
 
-/** One request the load worker sends: a client RPC as one node. */
+/** One request the load worker sends: a client RPC as one node, or a read. */
 export interface LoadCall {
+  /** Default PUT (client RPCs). */
+  readonly method?: "GET" | "PUT";
   readonly path: string;
   readonly token: string;
   readonly body: string;
@@ -42,7 +44,7 @@ async function run(job: LoadJob): Promise<LoadResult> {
           agent,
           host: target.hostname,
           port: target.port,
-          method: "PUT",
+          method: call.method ?? "PUT",
           path: call.path,
           headers: { "content-type": "application/json", "x-nomad-token": call.token },
         },
@@ -52,7 +54,7 @@ async function run(job: LoadJob): Promise<LoadResult> {
         },
       );
       req.on("error", () => resolve(0));
-      req.end(call.body);
+      req.end(call.method === "GET" ? undefined : call.body);
     });
 
   let latencies = new Float64Array(1 << 16);

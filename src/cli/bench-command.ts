@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { benchAcl } from "../bench/acl-bench.ts";
 import { benchCluster } from "../bench/cluster-bench.ts";
 import type { EvalDeleteFigures } from "../bench/eval-delete-bench.ts";
 import { benchEventStream } from "../bench/event-stream-bench.ts";
@@ -56,6 +57,8 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
   figures.event_stream = await benchEventStream();
   progress("client heartbeats over HTTP with 5,000 nodes, and alloc update coalescing");
   figures.heartbeat = await benchHeartbeats();
+  progress("ACL: authorization per request, and GET /v1/jobs throughput with ACLs off and on");
+  figures.acl = await benchAcl();
   progress("scheduler: one job of 10,000 allocations over 5,000 nodes, then 1,000 jobs of 10");
   figures.scheduler = await benchScheduler();
   const brokers = process.env.KAFKA_BROKERS;

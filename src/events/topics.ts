@@ -169,6 +169,20 @@ export const EVENT_TYPES: Readonly<Record<string, string | null>> = {
   JobScaled: "JobRegistered",
   JobStabilitySet: null,
   RootKeyCreated: null,
+  // No topic serves the ACL tables yet (issue 28, the change feed); Nomad's names for when one does.
+  ACLBootstrapped: "ACLTokenUpserted",
+  ACLTokensUpserted: "ACLTokenUpserted",
+  ACLTokensDeleted: "ACLTokenDeleted",
+  ACLOneTimeTokenCreated: null,
+  ACLOneTimeTokenExchanged: null,
+  ACLPoliciesUpserted: "ACLPolicyUpserted",
+  ACLPoliciesDeleted: "ACLPolicyDeleted",
+  ACLRolesUpserted: "ACLRoleUpserted",
+  ACLRolesDeleted: "ACLRoleDeleted",
+  ACLAuthMethodsUpserted: "ACLAuthMethodUpserted",
+  ACLAuthMethodsDeleted: "ACLAuthMethodDeleted",
+  ACLBindingRulesUpserted: "ACLBindingRuleUpserted",
+  ACLBindingRulesDeleted: "ACLBindingRuleDeleted",
 };
 
 /**
@@ -177,6 +191,10 @@ export const EVENT_TYPES: Readonly<Record<string, string | null>> = {
  */
 export function nomadEventType(eventType: string, deleted: boolean, topic: string): string | null {
   if (deleted && topic === "Node") return "NodeDeregistration";
+  // A client's allocation update also stamps its node row (LastAllocUpdateIndex);
+  // Nomad's Node.UpdateAlloc publishes no Node event, so neither does this.
+  if (topic === "Node" && (eventType === "AllocClientUpdated" || eventType === "AllocsReconnected"))
+    return null;
   // The bootstrap record also creates the built-in node pools.
   if (topic === "NodePool" && eventType === "ClusterBootstrapped") return "NodePoolUpserted";
   const type = EVENT_TYPES[eventType];

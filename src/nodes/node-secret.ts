@@ -1,17 +1,7 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hashSecret, secretMatches } from "../util/secret-hash.ts";
 
-/**
- * Node SecretIDs never reach the log or a table in clear (design rule 5):
- * only their SHA-256 is stored. A SecretID is a random UUID, so an unsalted
- * hash cannot be reversed by guessing.
- */
-export function hashNodeSecret(secret: string): string {
-  return createHash("sha256").update(secret, "utf8").digest("hex");
-}
+/** A node SecretID as the log and the node_secrets table keep it: its SHA-256 (src/util/secret-hash.ts). */
+export const hashNodeSecret = hashSecret;
 
-/** Whether `secret` hashes to `storedHash`, compared in constant time. */
-export function nodeSecretMatches(secret: string, storedHash: string): boolean {
-  const presented = createHash("sha256").update(secret, "utf8").digest();
-  const stored = Buffer.from(storedHash, "hex");
-  return stored.length === presented.length && timingSafeEqual(presented, stored);
-}
+/** Whether `secret` is the node secret whose hash is stored, compared in constant time. */
+export const nodeSecretMatches = secretMatches;

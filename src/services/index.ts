@@ -1,6 +1,7 @@
 import type { ServerConfig } from "../config.ts";
 import { Keyring } from "../keyring/keyring.ts";
 import { KeyringInitializer } from "../keyring/keyring-initializer.ts";
+import { AclTokenExpiry } from "./acl-token-expiry.ts";
 import { CoreGc } from "./core-gc.ts";
 import { DeploymentWatcher } from "./deployment-watcher.ts";
 import { HeartbeatWatcher } from "./heartbeat-watcher.ts";
@@ -27,5 +28,6 @@ export function createServices(_config: ServerConfig, shared: SharedServices = {
     shared.scheduler ?? new SchedulerService(),
     new NodeDrainer(),
     new DeploymentWatcher(),
+    new AclTokenExpiry(),
   ];
 }

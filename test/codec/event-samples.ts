@@ -1,5 +1,6 @@
 import { newEvaluation } from "../../streams/evals.ts";
 import type { Envelope } from "../../streams/event-schema.ts";
+import { aclSamples } from "./acl-samples.ts";
 import { jobSamples } from "./job-samples.ts";
 import { nodeAllocSamples } from "./node-alloc-samples.ts";
 
@@ -152,6 +153,7 @@ export const eventSamples: readonly Envelope[] = [
   },
   ...nodeAllocSamples,
   ...jobSamples,
+  ...aclSamples,
   {
     type: "GarbageCollected",
     v: 2,

@@ -1,10 +1,11 @@
-import { execFile, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CompatCluster, cleanNomadEnv, startCompatCluster } from "./compat-cluster.ts";
-import { type CaseResult, judgeResults, listedFailures, staleNames, tally } from "./expectations.ts";
+import { judgeResults, listedFailures, staleNames, tally } from "./expectations.ts";
 import { EXPECTED_FAILURES } from "./go-api/expected-failures.ts";
+import { type GoRun, goTestJson, leaves } from "./go-test-json.ts";
 
 /**
  * The Go API client of the newest Nomad release against a real server with
@@ -49,74 +50,16 @@ if (!hasGo) {
   console.warn("Go API client compatibility test skipped: `go` is not on PATH");
 }
 
-interface GoRun {
-  readonly code: number | string | null;
-  /** Every test and subtest that ended, by full name ("TestJobs/scale"). */
-  readonly tests: Map<string, CaseResult>;
-  /** What go printed outside the JSON events (build errors). */
-  readonly output: string;
-}
-
-interface TestEvent {
-  readonly Action: string;
-  readonly Test?: string;
-  readonly Output?: string;
-}
-
-function parseGoTestJson(stdout: string): { tests: Map<string, CaseResult>; other: string } {
-  const tests = new Map<string, CaseResult>();
-  const outputs = new Map<string, string>();
-  let other = "";
-  for (const line of stdout.split("\n")) {
-    if (!line.startsWith("{")) {
-      other += `${line}\n`;
-      continue;
-    }
-    const ev = JSON.parse(line) as TestEvent;
-    if (!ev.Test) {
-      if (ev.Action === "output") other += ev.Output ?? "";
-      continue;
-    }
-    if (ev.Action === "output") outputs.set(ev.Test, (outputs.get(ev.Test) ?? "") + (ev.Output ?? ""));
-    if (ev.Action === "pass" || ev.Action === "fail" || ev.Action === "skip") {
-      const text = (outputs.get(ev.Test) ?? "")
-        .split("\n")
-        .filter((l) => !/^\s*(=== |--- )/.test(l) && l.trim() !== "")
-        .join("\n");
-      tests.set(ev.Test, {
-        name: ev.Test,
-        ok: ev.Action === "pass",
-        error: ev.Action === "skip" ? `skipped: ${text}` : text || undefined,
-      });
-    }
-  }
-  return { tests, other };
-}
-
+/** Runs every test of the module but the ACL ones against the server at `addr`. */
 function goTest(addr: string): Promise<GoRun> {
-  const env = cleanNomadEnv({ NOMAD_ADDR: addr });
-  return new Promise((resolve) => {
-    // Asynchronous: the server answering the client runs in this process.
-    execFile(
-      "go",
-      // -mod=readonly: the committed go.mod and go.sum, never updated.
-      ["test", "-json", "-mod=readonly", "-count=1", "-timeout", "9m", "./..."],
-      { cwd: moduleDir, env, timeout: GO_TEST_TIMEOUT_MS, maxBuffer: 32 * 1024 * 1024 },
-      (err, stdout, stderr) => {
-        const code = err ? ((err as NodeJS.ErrnoException).code ?? (err.killed ? "killed" : null)) : 0;
-        const { tests, other } = parseGoTestJson(String(stdout));
-        resolve({ code, tests, output: `${other}${stderr}` });
-      },
-    );
-  });
-}
-
-/** The results to judge: the subtests of a test that has some, else the test itself. */
-function leaves(tests: Map<string, CaseResult>, top: string): CaseResult[] {
-  const subtests = [...tests.values()].filter((r) => r.name.startsWith(`${top}/`));
-  if (subtests.length > 0) return subtests;
-  const self = tests.get(top);
-  return self ? [self] : [];
+  return goTestJson(
+    moduleDir,
+    // -mod=readonly: the committed go.mod and go.sum, never updated.
+    // -skip: the TestACL* tests need a server with ACLs (go-api-acl.test.ts).
+    ["-mod=readonly", "-count=1", "-timeout", "9m", "-skip", "^TestACL", "./..."],
+    cleanNomadEnv({ NOMAD_ADDR: addr }),
+    GO_TEST_TIMEOUT_MS,
+  );
 }
 
 describe.skipIf(!hasGo)("Go API client of the newest Nomad release (go test in test/compat/go-api)", () => {

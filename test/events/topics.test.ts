@@ -78,6 +78,16 @@ describe("event types", () => {
     ).toMatchObject({ Topic: "Namespace", Type: "NamespaceUpserted" });
   });
 
+  it("publish no Node event for the node stamp a client's allocation update leaves (Nomad's Node.UpdateAlloc publishes none)", () => {
+    for (const event of ["AllocClientUpdated", "AllocsReconnected"]) {
+      expect(eventOf(change({ table: "nodes", after: { ID: "n" }, event })), event).toBeUndefined();
+    }
+    const alloc = { ID: "a", Namespace: "default", JobID: "web", DeploymentID: "" };
+    expect(eventOf(change({ table: "allocs", after: alloc, event: "AllocClientUpdated" }))?.Type).toBe(
+      "AllocationUpdated",
+    );
+  });
+
   it("publish nothing for writes Nomad publishes nothing for (eval deletes and reaps)", () => {
     for (const event of ["EvaluationsDeleted", "EvaluationsDeletedByFilter", "GarbageCollected"]) {
       // A job whose status moved because its evaluations went.

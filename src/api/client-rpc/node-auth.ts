@@ -55,5 +55,6 @@ export function nodeIdentity(node: Pick<NodeRow, "ID" | "Name">): AuthenticatedI
   return {
     actor: { kind: "node", id: node.ID, name: node.Name },
     allows: (_namespace, capability) => capability === "node:client" || capability === "read-job",
+    label: `client:${node.ID}`,
   };
 }

@@ -1,4 +1,7 @@
 import type { FastifyPluginAsync } from "fastify";
+import { filter, map, merge, Observable, take } from "rxjs";
+import { isTokenIdentity, TOKEN_EXPIRED } from "../../auth/acl-authenticator.ts";
+import type { AuthenticatedIdentity } from "../../auth/authenticate.ts";
 import { TOPIC_NAMES } from "../../events/topics.ts";
 import { ApiError } from "../api-error.ts";
 import type { ApiContext } from "../context.ts";
@@ -31,7 +34,7 @@ export const eventsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => 
       const query = request.query as { index?: number; topic?: string[]; namespace?: string };
       const topics = parseTopics(query.topic ?? []);
       const namespace = query.namespace || "default";
-      if (!request.identity.allows(namespace, "read-job")) throw ApiError.forbidden();
+      if (!mayRead(request.identity, topics, namespace)) throw ApiError.forbidden();
 
       if (subscribers >= ctx.config.eventStreamMaxSubscribers) {
         reply.header("Retry-After", "1");
@@ -43,10 +46,58 @@ export const eventsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => 
       subscribers++;
       reply.raw.once("close", () => subscribers--);
       reply.hijack();
-      new EventStreamConnection(ctx, request.raw, reply.raw, topics, namespace, query.index ?? 0);
+      new EventStreamConnection(
+        ctx,
+        request.raw,
+        reply.raw,
+        topics,
+        namespace,
+        query.index ?? 0,
+        tokenRevocation(ctx, request.identity),
+      );
     },
   );
 };
+
+/**
+ * When the subscriber's token is deleted, changed or expires, its stream
+ * ends (Nomad closes the subscriptions of a token that changed); a client
+ * resubscribes and is checked again.
+ */
+function tokenRevocation(ctx: ApiContext, identity: AuthenticatedIdentity): Observable<string> | undefined {
+  if (!isTokenIdentity(identity) || identity.token === "anonymous") return undefined;
+  const { AccessorID, ExpirationTime } = identity.token;
+  const changed = ctx.store.change$.pipe(
+    filter((c) => c.table === "acl_tokens" && c.key === AccessorID),
+    map((c) => (c.after ? "ACL token changed: resubscribe" : "ACL token deleted")),
+  );
+  if (ExpirationTime === null) return changed.pipe(take(1));
+  const expires = new Observable<string>((subscriber) => {
+    const at = Date.parse(ExpirationTime) - ctx.clock.now() + 1;
+    const timer = ctx.clock.setTimeout(() => subscriber.next(TOKEN_EXPIRED), Math.max(0, at));
+    return () => ctx.clock.clearTimeout(timer);
+  });
+  return merge(changed, expires).pipe(take(1));
+}
+
+/** The capability each topic needs, as Nomad's aclAllowsSubscription asks it; any other topic (and `*`) needs management. */
+const TOPIC_CAPABILITY: Readonly<Record<string, string>> = {
+  Deployment: "read-job",
+  Evaluation: "read-job",
+  Allocation: "read-job",
+  Job: "read-job",
+  Service: "read-job",
+  Node: "node:read",
+};
+
+/** Whether the caller may subscribe to every topic it asked for: one it may not read refuses the whole stream. */
+function mayRead(identity: AuthenticatedIdentity, topics: TopicFilter, namespace: string): boolean {
+  for (const topic of topics.keys()) {
+    const capability = TOPIC_CAPABILITY[topic] ?? "management";
+    if (!identity.allows(capability === "management" ? "*" : namespace, capability)) return false;
+  }
+  return true;
+}
 
 /**
  * `topic=Topic[:Key]`, repeatable, as Nomad's parseEventTopics reads it, and

@@ -96,7 +96,7 @@ export const jobsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
     const prefix = q.prefix ?? "";
     const meta = queryBool(q, "meta") ?? false;
     const { jobs, jobSummaries } = request.view.tables;
-    const allow = (j: JobRow) => request.identity.allows(j.Namespace, "read-job");
+    const allow = (j: JobRow) => request.identity.allows(j.Namespace, "list-jobs");
     return blockingQuery(ctx, request, reply, ["jobs", "job_summary"], async () => {
       // The rows are copied out first, so the sliced walk may yield while jobs change.
       const page = await badRequestOnQueryError(() => {

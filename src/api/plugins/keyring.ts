@@ -44,7 +44,7 @@ export const keyringPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) =>
   const keys = "/v1/operator/keyring/keys";
   app.get(keys, { schema: { querystring: readQuery } }, async (request, reply) => {
     // Nomad 1.7+: the operator "keyring-read" capability, which operator read grants.
-    if (!request.identity.allows("", "operator:read")) throw ApiError.forbidden();
+    if (!request.identity.allows("*", "management")) throw ApiError.forbidden();
     const { rootKeys } = request.view.tables;
     return blockingQuery(ctx, request, reply, ["root_keys"], () => ({
       index: rootKeys.index,
@@ -60,7 +60,7 @@ export const keyringPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) =>
       url: rotate,
       schema: { querystring: rotateQuery },
       handler: async (request) => {
-        if (!request.identity.allows("", "operator:write")) throw ApiError.forbidden();
+        if (!request.identity.allows("*", "management")) throw ApiError.forbidden();
         throw NOT_YET("keyring rotation");
       },
     });
@@ -72,7 +72,7 @@ export const keyringPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) =>
     const { force } = request.query as { force?: string };
     // Nomad parses `force` before anything else, with its own status and words.
     if (force !== undefined && !parseGoBool(force).ok) throw new ApiError(422, "invalid force parameter");
-    if (!request.identity.allows("", "operator:write")) throw ApiError.forbidden();
+    if (!request.identity.allows("*", "management")) throw ApiError.forbidden();
     throw NOT_YET("root key deletion");
   });
   refuseOtherMethods(app, key, ["DELETE"]);

@@ -60,13 +60,17 @@ export const namespacesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx)
       return blockingQuery(ctx, request, reply, ["namespaces"], () => ({
         // Nomad floors the namespace reads at 1 ("the first write must have a higher index").
         index: Math.max(1, namespaces.index),
-        body: [...namespaces.withPrefix(prefix)],
+        // Nomad's Namespace.ListNamespaces keeps those the caller holds any capability in.
+        body: [...namespaces.withPrefix(prefix)].filter((n) =>
+          request.identity.allows(n.Name, "namespace:any"),
+        ),
       }));
     },
   );
 
   app.get("/v1/namespace/:name", { schema: { params: nameParam } }, async (request, reply) => {
     const { name } = request.params as { name: string };
+    if (!request.identity.allows(name, "namespace:any")) throw ApiError.forbidden();
     const { namespaces } = request.view.tables;
     const body = await blockingQuery(ctx, request, reply, ["namespaces"], () => {
       const row = namespaces.get(name);
@@ -79,7 +83,7 @@ export const namespacesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx)
   /** `pathName`: the name in the URL, which the body must repeat (or leave out); none for `/v1/namespace`. */
   const upsert = async (pathName: string | undefined, body: NamespaceBody, request: FastifyRequest) => {
     const spec = validate(pathName, body);
-    if (!request.identity.allows(spec.Name, "operator:write")) throw ApiError.forbidden();
+    if (!request.identity.allows("*", "management")) throw ApiError.forbidden();
     const data: NamespaceUpserted = { Namespace: spec };
     return commit(ctx, request.identity, [{ type: "NamespaceUpserted", v: 1, data }]);
   };
@@ -113,7 +117,7 @@ export const namespacesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx)
 
   app.delete("/v1/namespace/:name", { schema: { params: nameParam } }, async (request, reply) => {
     const { name } = request.params as { name: string };
-    if (!request.identity.allows(name, "operator:write")) throw ApiError.forbidden();
+    if (!request.identity.allows("*", "management")) throw ApiError.forbidden();
     if (name === DEFAULT_NAMESPACE) throw ApiError.badRequest("default namespace can not be deleted");
     if (!namespaces.has(name)) throw ApiError.notFound(`namespace ${name} not found`);
     const data: NamespaceDeleted = { Name: name };

@@ -51,21 +51,26 @@ type Query = Record<string, string | undefined>;
  * plugin's `/v1/node/:id` routes.
  */
 export const nodePoolsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
+  /** Nomad's AllowNodePoolOperation on the pool the request names (the path's, else the body's). */
+  const poolOf = (request: FastifyRequest) =>
+    (request.params as { name?: string }).name ?? (request.body as NodePoolBody | undefined)?.Name ?? "";
   const canRead = (request: FastifyRequest) => {
-    if (!request.identity.allows("", "node_pool:read")) throw ApiError.forbidden();
+    if (!request.identity.allows(poolOf(request), "node_pool:read")) throw ApiError.forbidden();
   };
   const canWrite = (request: FastifyRequest, capability: "write" | "delete") => {
-    if (!request.identity.allows("", `node_pool:${capability}`)) throw ApiError.forbidden();
+    if (!request.identity.allows(poolOf(request), `node_pool:${capability}`)) throw ApiError.forbidden();
   };
 
   app.get("/v1/node/pools", { schema: { querystring: listQuery } }, async (request, reply) => {
-    canRead(request);
     const q = request.query as Query;
     const { nodePools } = request.view.tables;
     return blockingQuery(ctx, request, reply, ["node_pools"], async () => {
       const page = await badRequestOnQueryError(() => {
         const list = parseListQuery(q);
-        const rows = [...nodePools.withPrefix(q.prefix ?? "")];
+        // Nomad's NodePool.List keeps the pools the caller may read.
+        const rows = [...nodePools.withPrefix(q.prefix ?? "")].filter((p) =>
+          request.identity.allows(p.Name, "node_pool:read"),
+        );
         if (list.reverse) rows.reverse();
         return paginateInSlices(rows, { ...list, tokenizer: nameTokenizer });
       });

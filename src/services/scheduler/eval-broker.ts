@@ -135,18 +135,23 @@ export class EvalBroker {
     const now = this.take(set);
     if (now) return Promise.resolve(now);
     return new Promise((resolve) => {
-      const waiter: Waiter = { types: set, resolve };
-      this.waiters.push(waiter);
-      signal?.addEventListener(
-        "abort",
-        () => {
-          const at = this.waiters.indexOf(waiter);
-          if (at < 0) return;
-          this.waiters.splice(at, 1);
-          resolve(undefined);
+      const onAbort = () => {
+        const at = this.waiters.indexOf(waiter);
+        if (at < 0) return;
+        this.waiters.splice(at, 1);
+        resolve(undefined);
+      };
+      // A worker's signal outlives its dequeues: the listener goes with the
+      // delivery, or every evaluation would leave one behind on it.
+      const waiter: Waiter = {
+        types: set,
+        resolve: (delivery) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(delivery);
         },
-        { once: true },
-      );
+      };
+      this.waiters.push(waiter);
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
   }
 

@@ -248,7 +248,12 @@ export class Worker {
     };
   }
 
-  /** Nomad's setStatus: the evaluation's outcome (and a blocked evaluation it spawned) in one record. */
+  /**
+   * Nomad's CreateBlockedEval then setStatus: the blocked evaluation it
+   * spawned, then the evaluation's outcome, as two records (Nomad applies
+   * them separately too, so event-stream subscribers see one evaluation per
+   * frame, as Nomad's clients expect).
+   */
   private async setStatus(
     d: Delivery,
     evaluation: EvaluationRow,
@@ -269,9 +274,11 @@ export class Worker {
       SnapshotIndex: this.rt.appliedIndex(),
       ModifyTime: Math.max(now, evaluation.CreateTime + 1),
     };
-    const data: EvaluationsUpserted = { Evals: blocked ? [blocked, updated] : [updated] };
+    const records: EvaluationsUpserted[] = blocked
+      ? [{ Evals: [blocked] }, { Evals: [updated] }]
+      : [{ Evals: [updated] }];
     const written = await this.whileWaiting(d, () =>
-      this.rt.write([{ type: "EvaluationsUpserted", v: 1, data }]),
+      this.rt.write(records.map((data) => ({ type: "EvaluationsUpserted", v: 1, data }))),
     );
     const refused = written.outcomes.find((o) => o.status === "rejected");
     if (refused?.status === "rejected") {

@@ -21,6 +21,7 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { parseGoTestEvent } from "../go-test-json.ts";
 import { prepareNomadShim } from "../nomad-shim/prepare-nomad-shim.ts";
 import { EXPECTED_FAILURES } from "./expected-failures.ts";
 import { suiteReport, type TestOutcome } from "./suite-report.ts";
@@ -43,12 +44,6 @@ function downloadModule(): string {
   const info = JSON.parse(out) as { Dir?: string; Error?: string };
   if (!info.Dir) throw new Error(`go mod download ${API_MODULE}: ${info.Error ?? "no directory"}`);
   return info.Dir;
-}
-
-interface GoTestEvent {
-  readonly Action: string;
-  readonly Test?: string;
-  readonly Output?: string;
 }
 
 async function runGoTest(dir: string, shimDir: string, extraArgs: readonly string[]): Promise<TestOutcome[]> {
@@ -76,9 +71,8 @@ async function runGoTest(dir: string, shimDir: string, extraArgs: readonly strin
   const outcomes = new Map<string, { result?: TestOutcome["result"]; output: string[] }>();
   let finished = 0;
   for await (const line of createInterface({ input: child.stdout })) {
-    if (!line.startsWith("{")) continue;
-    const event = JSON.parse(line) as GoTestEvent;
-    if (!event.Test) continue;
+    const event = parseGoTestEvent(line);
+    if (!event?.Test) continue;
     // Subtests are judged with their top-level test.
     const top = event.Test.split("/")[0] ?? event.Test;
     let entry = outcomes.get(top);

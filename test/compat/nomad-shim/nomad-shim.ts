@@ -28,6 +28,7 @@ interface AgentConfig {
   readonly log_level?: string;
   readonly ports?: { readonly http?: number };
   readonly client?: { readonly enabled?: boolean };
+  readonly acl?: { readonly enabled?: boolean };
 }
 
 const PINO_LEVELS: Readonly<Record<string, string>> = {
@@ -85,8 +86,7 @@ async function agent(args: readonly string[]): Promise<number> {
   ];
   if (config.data_dir) serveArgs.push("--data-dir", config.data_dir);
   else serveArgs.push("--log", "memory:");
-  // acl.enabled is not passed on: chronomad has no ACL system yet (issue 17),
-  // and the suite's ACL tests are expected failures until it has.
+  if (config.acl?.enabled) serveArgs.push("--acl-enabled");
 
   const children: ChildProcess[] = [];
   let stopping = false;

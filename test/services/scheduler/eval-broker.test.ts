@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EvaluationRow } from "../../../projections/evals.ts";
 import { goTime } from "../../../projections/go-time.ts";
@@ -41,6 +42,23 @@ function broker(clock = new VirtualClock()) {
 }
 
 describe("eval broker", () => {
+  it("leaves no abort listener on a worker's signal once a waiting dequeue is served", async () => {
+    const { b } = broker();
+    const retired = new AbortController();
+    for (let i = 0; i < 20; i++) {
+      const waiting = b.dequeue(["service"], retired.signal);
+      const e = evalRow({ JobID: `job-${i}` });
+      b.enqueue(e);
+      const d = await waiting;
+      expect(d?.evaluation.ID).toBe(e.ID);
+      b.ack(e.ID, d!.token);
+    }
+    expect(getEventListeners(retired.signal, "abort")).toHaveLength(0);
+    const last = b.dequeue(["service"], retired.signal);
+    retired.abort();
+    expect(await last).toBeUndefined();
+  });
+
   it("delivers by priority, at most one evaluation per job, and keeps only the newest pending one on ack", async () => {
     const { b, canceled } = broker();
     const low = evalRow({ JobID: "a", Priority: 10 });

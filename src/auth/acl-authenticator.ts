@@ -1,0 +1,149 @@
+import type { FastifyRequest } from "fastify";
+import type { ACLPolicyRow, ACLRoleRow, ACLTokenRow } from "../../projections/acl.ts";
+import type { NodeRow, NodeSecretRow } from "../../projections/nodes.ts";
+import { AclCache } from "../acl/policy/acl-cache.ts";
+import type { Acl } from "../acl/policy/compile-acl.ts";
+import { tokenExpired } from "../acl/token-view.ts";
+import { nodeIdentity } from "../api/client-rpc/node-auth.ts";
+import type { Table } from "../store/table.ts";
+import type { Clock } from "../util/clock.ts";
+import { hashSecret, secretMatches } from "../util/secret-hash.ts";
+import { type AuthenticatedIdentity, type Authenticator, presentedToken } from "./authenticate.ts";
+
+export interface AclTables {
+  readonly aclTokens: Table<ACLTokenRow>;
+  readonly aclPolicies: Table<ACLPolicyRow>;
+  readonly aclRoles: Table<ACLRoleRow>;
+  readonly nodes: Table<NodeRow>;
+  readonly nodeSecrets: Table<NodeSecretRow>;
+}
+
+/** An identity that holds an ACL token (the anonymous one included): what handlers of `/v1/acl/*` need to know. */
+export interface TokenIdentity extends AuthenticatedIdentity {
+  readonly token: ACLTokenRow | "anonymous";
+  /** The secret the caller presented ("" for anonymous): Nomad shows it back to its owner. */
+  readonly secret: string;
+  readonly acl: Acl;
+}
+
+export function isTokenIdentity(identity: AuthenticatedIdentity): identity is TokenIdentity {
+  return "token" in identity;
+}
+
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** Nomad's error texts (nomad/structs/errors.go). */
+export const TOKEN_NOT_FOUND = "ACL token not found";
+export const TOKEN_EXPIRED = "ACL token expired";
+export const TOKEN_INVALID = "ACL token is invalid";
+
+/**
+ * Nomad's Server.Authenticate with ACLs enabled, for every request, before
+ * anything is forwarded: the credential alone decides, never the connection
+ * (CVE-2023-1782).
+ * - no secret: the anonymous token, governed by the policy named `anonymous`;
+ * - the SecretID of a live token (looked up by its hash, compared in
+ *   constant time): that token, its policies and its roles' policies merged;
+ * - an expired token: refused "ACL token expired";
+ * - a node's SecretID: that client node, allowed only what a client does;
+ * - anything else: refused ("ACL token not found", or "ACL token is
+ *   invalid" for a secret that is not a UUID — workload identities arrive
+ *   with issue 18).
+ * A refused caller gets an identity that allows nothing and carries the
+ * reason; routes then answer 403 "Permission denied", as Nomad's RPCs do.
+ */
+export class AclAuthenticator implements Authenticator {
+  private readonly cache = new AclCache();
+
+  constructor(
+    private readonly tables: AclTables,
+    private readonly clock: Clock,
+  ) {}
+
+  async authenticate(request: FastifyRequest): Promise<AuthenticatedIdentity> {
+    return this.resolve(presentedToken(request) ?? "");
+  }
+
+  resolve(secret: string): AuthenticatedIdentity {
+    if (secret === "") return this.tokenIdentity("anonymous", "");
+    if (!UUID.test(secret)) return refused(TOKEN_INVALID);
+    const hash = hashSecret(secret);
+    const [token] = this.tables.aclTokens.by("secret", hash);
+    if (token && secretMatches(secret, token.SecretIDHash)) {
+      if (tokenExpired(token, this.clock.now())) return refused(TOKEN_EXPIRED);
+      return this.tokenIdentity(token, secret);
+    }
+    const [nodeSecret] = this.tables.nodeSecrets.by("hash", hash);
+    const node = nodeSecret && this.tables.nodes.get(nodeSecret.ID);
+    if (node && secretMatches(secret, nodeSecret.SecretIDHash)) return nodeIdentity(node);
+    return refused(TOKEN_NOT_FOUND);
+  }
+
+  /** The ACL of a token: management, or its policies and its roles' policies (missing ones skipped). */
+  aclFor(token: ACLTokenRow | "anonymous"): Acl {
+    if (token !== "anonymous" && token.Type === "management") return this.cache.management;
+    const names = new Set(token === "anonymous" ? ["anonymous"] : token.Policies);
+    if (token !== "anonymous") {
+      for (const link of token.Roles) {
+        for (const p of this.tables.aclRoles.get(link.ID)?.Policies ?? []) names.add(p.Name);
+      }
+    }
+    const rows: ACLPolicyRow[] = [];
+    for (const name of names) {
+      const row = this.tables.aclPolicies.get(name);
+      if (row) rows.push(row);
+    }
+    return this.cache.get(rows);
+  }
+
+  private tokenIdentity(token: ACLTokenRow | "anonymous", secret: string): TokenIdentity {
+    const acl = this.aclFor(token);
+    const accessor = token === "anonymous" ? "anonymous" : token.AccessorID;
+    return {
+      actor:
+        token === "anonymous"
+          ? { kind: "anonymous", id: "anonymous" }
+          : { kind: "token", id: token.AccessorID, name: token.Name },
+      allows: (namespace, capability) => aclAllows(acl, namespace, capability),
+      label: `token:${accessor}`,
+      token,
+      secret,
+      acl,
+    };
+  }
+}
+
+function refused(failure: string): AuthenticatedIdentity {
+  return { actor: { kind: "anonymous", id: "anonymous" }, allows: () => false, label: "", failure };
+}
+
+/** The `allows` vocabulary of AuthenticatedIdentity, answered by a compiled ACL. */
+export function aclAllows(acl: Acl, namespace: string, capability: string): boolean {
+  if (acl.isManagement) return true;
+  const colon = capability.indexOf(":");
+  if (colon < 0) {
+    return capability === "management" ? false : acl.allowNamespaceOperation(namespace, capability);
+  }
+  const block = capability.slice(0, colon);
+  const level = capability.slice(colon + 1);
+  switch (block) {
+    case "agent":
+      return level === "write" ? acl.allowAgentWrite() : acl.allowAgentRead();
+    case "node":
+      return level === "write" ? acl.allowNodeWrite() : level === "read" ? acl.allowNodeRead() : false;
+    case "operator":
+      return level === "write" ? acl.allowOperatorWrite() : acl.allowOperatorRead();
+    case "quota":
+      return level === "write" ? acl.allowQuotaWrite() : acl.allowQuotaRead();
+    case "plugin":
+      return level === "list" ? acl.allowPluginList() : acl.allowPluginRead();
+    case "node_pool":
+      return acl.allowNodePoolOperation(namespace, level);
+    case "host_volume":
+      return acl.allowHostVolumeOperation(namespace, level);
+    case "variables":
+      return level === "list" ? acl.allowVariableSearch(namespace) : false;
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,76 @@
+import type { AuthenticatedIdentity } from "../auth/authenticate.ts";
+import type { Metrics } from "./metrics.ts";
+
+/** Nomad's RateMetricRead/List/Write. */
+export type RpcOperation = "read" | "list" | "write";
+
+/**
+ * Nomad's RPC endpoint names (nomad/rpc_rate_metrics.go callers), from the
+ * route's first path segments: the HTTP route stands for the RPC it calls.
+ * Longest prefix first.
+ */
+const ENDPOINTS: readonly (readonly [string, string])[] = [
+  ["/v1/operator/keyring", "keyring"],
+  ["/v1/node/pool", "node_pool"],
+  ["/v1/client/allocation", "client_allocations"],
+  ["/v1/rpc/Node.", "node"],
+  ["/v1/rpc/Alloc.", "alloc"],
+  ["/v1/acl", "acl"],
+  ["/v1/agent", "agent"],
+  ["/v1/allocation", "alloc"],
+  ["/v1/deployment", "deployment"],
+  ["/v1/evaluation", "eval"],
+  ["/v1/event", "event"],
+  ["/v1/job", "job"],
+  ["/v1/validate/job", "job"],
+  ["/v1/namespace", "namespace"],
+  ["/v1/node", "node"],
+  ["/v1/operator", "operator"],
+  ["/v1/plugin", "csi_plugin"],
+  ["/v1/regions", "region"],
+  ["/v1/scaling", "scaling"],
+  ["/v1/search", "search"],
+  ["/v1/status", "status"],
+  ["/v1/system", "system"],
+  ["/v1/var", "variables"],
+  ["/v1/volume", "csi_volume"],
+];
+
+/** The RPC endpoint a route stands for, or undefined for routes that are no RPC (metrics, openapi, well-known). */
+export function rpcEndpoint(url: string): string | undefined {
+  return ENDPOINTS.find(([prefix]) => url.startsWith(prefix))?.[1];
+}
+
+/**
+ * read, list or write: a GET whose last path segment is a plural noun (not a
+ * parameter) lists, any other GET reads, every other method writes — Nomad
+ * classifies each RPC the same way by hand.
+ */
+export function rpcOperation(method: string, url: string): RpcOperation {
+  if (method !== "GET" && method !== "HEAD") return "write";
+  const last = url.split("/").pop() ?? "";
+  return !last.startsWith(":") && /[a-z]s$/.test(last) ? "list" : "read";
+}
+
+/**
+ * Nomad's MeasureRPCRate: `nomad.rpc.<endpoint>.<op>`, labelled with the
+ * caller's identity (`token:<accessor>`, `client:<node>`) when ACLs are on
+ * and labels are not turned off (telemetry disable_rpc_rate_metrics_labels);
+ * a caller refused at authentication is counted by the remote address, as
+ * Nomad counts it.
+ */
+export function measureRpcRate(
+  metrics: Metrics,
+  options: { readonly aclEnabled: boolean; readonly disableLabels: boolean },
+  request: { readonly method: string; readonly url: string; readonly ip: string },
+  identity: AuthenticatedIdentity | undefined,
+): void {
+  const endpoint = rpcEndpoint(request.url);
+  if (!endpoint) return;
+  const name = `nomad.rpc.${endpoint}.${rpcOperation(request.method, request.url)}`;
+  if (!options.aclEnabled || options.disableLabels || !identity) {
+    metrics.incr(name);
+    return;
+  }
+  metrics.incr(name, 1, { identity: identity.label || request.ip });
+}
