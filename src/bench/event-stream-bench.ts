@@ -45,7 +45,7 @@ export interface EventStreamOptions {
   readonly latencySamples?: number;
   /** Nodes, each with one allocation whose client updates are the events. */
   readonly nodes?: number;
-  /** Allocation updates per log record, as the 50 ms coalescer groups them; each also updates its node. */
+  /** Allocation updates per log record, as the 50 ms coalescer groups them (one Allocation event each). */
   readonly allocsPerRecord?: number;
 }
 
