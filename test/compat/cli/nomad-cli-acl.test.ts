@@ -1,14 +1,13 @@
-import { execFile } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { homedir, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../../server-harness.ts";
 import { cleanNomadEnv } from "../compat-cluster.ts";
 import { type CaseResult, judgeCase, listedFailures, staleNames, tally } from "../expectations.ts";
 import { ACL_EXPECTED_FAILURES } from "./acl-expected-failures.ts";
+import { type CliRun, describeRun, expectRun, hasNomad, NOMAD_BIN, runNomad } from "./cli-run.ts";
 
 /**
  * The `nomad acl …` commands of Nomad v1.6.1, the real CLI, against a real
@@ -25,8 +24,6 @@ import { ACL_EXPECTED_FAILURES } from "./acl-expected-failures.ts";
  * ../shared/scripts/build-nomad.sh caches. Without it the suite is skipped.
  */
 
-const NOMAD_BIN = process.env.NOMAD_BIN || join(homedir(), ".cache", "chronomad", "nomad-1.6.1", "nomad");
-const hasNomad = existsSync(NOMAD_BIN);
 if (!hasNomad) {
   // The default reporter does not list skipped suites by name; say it anyway.
   console.warn(`nomad ACL CLI compatibility suite skipped: no nomad binary at ${NOMAD_BIN} (set NOMAD_BIN)`);
@@ -38,14 +35,6 @@ const CASE_TIMEOUT_MS = COMMAND_TIMEOUT_MS + 10_000;
 const POLICY = "readers";
 const ROLE = "ops";
 const UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
-
-interface CliRun {
-  readonly args: readonly string[];
-  readonly code: number | null;
-  readonly signal: string | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
 
 let server: TestServer;
 let workDir: string;
@@ -65,41 +54,7 @@ const state = {
 function nomad(args: readonly string[], token = state.managementSecret): Promise<CliRun> {
   const extra: Record<string, string> = { NOMAD_ADDR: server.url, CI: "true" };
   if (token !== "") extra.NOMAD_TOKEN = token;
-  return new Promise((resolve) => {
-    // Asynchronous: the server answering the CLI runs in this process.
-    const child = execFile(
-      NOMAD_BIN,
-      [...args],
-      { cwd: workDir, env: cleanNomadEnv(extra), timeout: COMMAND_TIMEOUT_MS, maxBuffer: 8 * 1024 * 1024 },
-      (err, stdout, stderr) => {
-        const e = err as (NodeJS.ErrnoException & { code?: number | string; signal?: string }) | null;
-        resolve({
-          args,
-          code: e === null ? 0 : typeof e.code === "number" ? e.code : null,
-          signal: e?.signal ?? null,
-          stdout: String(stdout),
-          stderr: String(stderr) + (e && typeof e.code === "string" ? `\n(${e.code}: ${e.message})` : ""),
-        });
-      },
-    );
-    child.stdin?.end();
-  });
-}
-
-function describeRun(run: CliRun): string {
-  const status = run.signal ? `killed by ${run.signal} (timed out?)` : `exit ${run.code}`;
-  const clip = (s: string) => (s.length > 4000 ? `${s.slice(0, 4000)}\n…(${s.length - 4000} more)` : s);
-  return `nomad ${run.args.join(" ")}: ${status}\n--- stdout ---\n${clip(run.stdout)}\n--- stderr ---\n${clip(run.stderr)}`;
-}
-
-/** The run exited `code` (0 by default), did not panic, and its output matches every pattern. */
-function expectRun(run: CliRun, patterns: readonly RegExp[] = [], code = 0): void {
-  const output = `${run.stdout}\n${run.stderr}`;
-  if (run.code !== code) throw new Error(`want exit ${code}; ${describeRun(run)}`);
-  if (/^panic: /m.test(output)) throw new Error(`the CLI panicked; ${describeRun(run)}`);
-  for (const p of patterns) {
-    if (!p.test(output)) throw new Error(`want a line matching ${p}; ${describeRun(run)}`);
-  }
+  return runNomad(args, { cwd: workDir, env: cleanNomadEnv(extra), timeout: COMMAND_TIMEOUT_MS });
 }
 
 /** The value of a `Key = value` line of the CLI's key/value output, or an error naming the key. */

@@ -1,11 +1,10 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { homedir } from "node:os";
+import { type ChildProcess, spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type CompatCluster, cleanNomadEnv, startCompatCluster, waitFor } from "../compat-cluster.ts";
 import { type CaseResult, judgeCase, listedFailures, staleNames, tally } from "../expectations.ts";
+import { type CliRun, describeRun, expectRun, hasNomad, NOMAD_BIN, runNomad } from "./cli-run.ts";
 import { EXPECTED_FAILURES } from "./expected-failures.ts";
 
 /**
@@ -23,8 +22,6 @@ import { EXPECTED_FAILURES } from "./expected-failures.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const fixtures = join(here, "fixtures");
-const NOMAD_BIN = process.env.NOMAD_BIN || join(homedir(), ".cache", "chronomad", "nomad-1.6.1", "nomad");
-const hasNomad = existsSync(NOMAD_BIN);
 if (!hasNomad) {
   // The default reporter does not list skipped suites by name; say it anyway.
   console.warn(`nomad CLI compatibility suite skipped: no nomad binary at ${NOMAD_BIN} (set NOMAD_BIN)`);
@@ -41,14 +38,6 @@ const NAMESPACE = "compat-ns";
 /** Version 1 of the job: one more allocation, and a changed task (every allocation replaced). */
 const SECOND_VERSION = ["-var", "count=3", "-var", "tag=v1"];
 
-interface CliRun {
-  readonly args: readonly string[];
-  readonly code: number | null;
-  readonly signal: string | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 let cluster: CompatCluster;
 const results: CaseResult[] = [];
 const caseNames: string[] = [];
@@ -59,41 +48,7 @@ function env(): NodeJS.ProcessEnv {
 
 /** Runs `nomad args…` with stdin closed; never rejects (a timeout is a SIGTERM). */
 function nomad(args: readonly string[], timeout = COMMAND_TIMEOUT_MS): Promise<CliRun> {
-  return new Promise((resolve) => {
-    // Asynchronous: the server answering the CLI runs in this process.
-    const child = execFile(
-      NOMAD_BIN,
-      [...args],
-      { cwd: fixtures, env: env(), timeout, maxBuffer: 8 * 1024 * 1024 },
-      (err, stdout, stderr) => {
-        const e = err as (NodeJS.ErrnoException & { code?: number | string; signal?: string }) | null;
-        resolve({
-          args,
-          code: e === null ? 0 : typeof e.code === "number" ? e.code : null,
-          signal: e?.signal ?? null,
-          stdout: String(stdout),
-          stderr: String(stderr) + (e && typeof e.code === "string" ? `\n(${e.code}: ${e.message})` : ""),
-        });
-      },
-    );
-    child.stdin?.end();
-  });
-}
-
-function describeRun(run: CliRun): string {
-  const status = run.signal ? `killed by ${run.signal} (timed out?)` : `exit ${run.code}`;
-  const clip = (s: string) => (s.length > 4000 ? `${s.slice(0, 4000)}\n…(${s.length - 4000} more)` : s);
-  return `nomad ${run.args.join(" ")}: ${status}\n--- stdout ---\n${clip(run.stdout)}\n--- stderr ---\n${clip(run.stderr)}`;
-}
-
-/** The run exited `code` (0 by default), did not panic, and its output matches every pattern. */
-function expectRun(run: CliRun, patterns: readonly RegExp[] = [], code = 0): void {
-  const output = `${run.stdout}\n${run.stderr}`;
-  if (run.code !== code) throw new Error(`want exit ${code}; ${describeRun(run)}`);
-  if (/^panic: /m.test(output)) throw new Error(`the CLI panicked; ${describeRun(run)}`);
-  for (const p of patterns) {
-    if (!p.test(output)) throw new Error(`want a line matching ${p}; ${describeRun(run)}`);
-  }
+  return runNomad(args, { cwd: fixtures, env: env(), timeout });
 }
 
 /** One command case: named by the command, judged against the expected failures. */
