@@ -1,6 +1,7 @@
 import type { Projection } from "../src/store/projection.ts";
 import { Table } from "../src/store/table.ts";
 import type { Actor, Envelope } from "../streams/event-schema.ts";
+import { drainTerms, type JobDiffSummary, jobDiffSummary, newTaskEvents } from "./history-details.ts";
 
 /**
  * One transition of one object: what changed, from what to what, at which
@@ -15,8 +16,24 @@ export interface HistoryEntry {
   readonly Field: string;
   readonly From: unknown;
   readonly To: unknown;
+  /**
+   * Why, in one object shared by every entry of the record:
+   * - `Event`: the record's event type;
+   * - the fields of its data that explain it, when it has them: `Cause`
+   *   (e.g. "heartbeat-missed"), `EvalID`, `NodeID`, `TriggeredBy`,
+   *   `Reason`, `PlanID`, `Filter`;
+   * - when the record follows from an earlier one (the envelope's cause,
+   *   set by the leader's services): `Type`, that record's event type (e.g.
+   *   "NodeDrainUpdated" on a drain's migration marks); `Index`, its log
+   *   index when known, which is the `Index` of that record's entries in the
+   *   linked object's history; and `NodeID` / `EvalID` of the object that
+   *   links them, unless the data names one itself (they are the same
+   *   object then).
+   */
   readonly Cause: Readonly<Record<string, unknown>>;
   readonly Actor: Actor;
+  /** On a job's `Version` entry: what changed from the previous version (see JobDiffSummary). */
+  readonly Diff?: JobDiffSummary;
 }
 
 /** All transitions of one object, in log order: one row per object keeps the table small. */
@@ -36,7 +53,22 @@ interface Tracked {
   readonly fields: readonly string[];
   /** Append-only lists whose new entries are transitions, with how to describe one. */
   readonly lists: Readonly<Record<string, (entry: Readonly<Record<string, unknown>>) => unknown>>;
+  /**
+   * Values shown under a name of their own, made from row fields: looked at
+   * only when one of `from` changed (by reference), so unrelated changes
+   * cost nothing.
+   */
+  readonly derived?: Readonly<Record<string, Derived>>;
+  /** Entries beyond field changes (a job's version diff, task events), added after the rest. */
+  readonly details?: (at: At, before: Row, after: Row, entries: HistoryEntry[]) => void;
 }
+
+interface Derived {
+  readonly from: readonly string[];
+  readonly value: (row: Row) => unknown;
+}
+
+type At = Pick<HistoryEntry, "Index" | "Time" | "Cause" | "Actor">;
 
 /** What is audited, per table, with Nomad's field names. */
 export const TRACKED: Readonly<Record<string, Tracked>> = {
@@ -54,13 +86,22 @@ export const TRACKED: Readonly<Record<string, Tracked>> = {
     ],
     // AllocState entries mark disconnects and reconnects (seed 000): each one is a transition.
     lists: { AllocStates: (e) => ({ Field: e.Field, Value: e.Value, Time: e.Time }) },
+    details: taskEventEntries,
   },
   nodes: {
     object: "node",
-    fields: ["Status", "StatusDescription", "SchedulingEligibility", "Drain", "NodeClass", "Datacenter"],
+    fields: ["Status", "StatusDescription", "SchedulingEligibility", "NodeClass", "Datacenter"],
     lists: { Events: (e) => ({ Message: e.Message, Subsystem: e.Subsystem }) },
+    // A drain's terms and message: its entry from null is the drain's start
+    // (the index the drainer's marks link to), to null its end.
+    derived: { DrainStrategy: { from: ["DrainStrategy", "LastDrain"], value: drainTerms } },
   },
-  jobs: { object: "job", fields: ["Status", "Stop", "Version", "Priority"], lists: {} },
+  jobs: {
+    object: "job",
+    fields: ["Status", "Stop", "Version", "Priority"],
+    lists: {},
+    details: versionDiff,
+  },
   deployments: { object: "deployment", fields: ["Status", "StatusDescription"], lists: {} },
   evals: {
     object: "evaluation",
@@ -117,7 +158,7 @@ export function historyProjection(observedTables: readonly string[]) {
 
   const projection: Projection = {
     name: "history",
-    version: 4,
+    version: 5,
     tables: [history],
     handles: new Set(),
     evolve() {},
@@ -148,6 +189,14 @@ export function historyProjection(observedTables: readonly string[]) {
           for (let i = Math.min(was.length, now.length); i < now.length; i++)
             entries.push(historyEntry(at, field, null, describeEntry(now[i]!)));
         }
+        for (const field in tracked.derived) {
+          const d = tracked.derived[field]!;
+          if (!anyChanged(d.from, before, after)) continue;
+          const from = d.value(before);
+          const to = d.value(after);
+          if (!sameValue(from, to)) entries.push(historyEntry(at, field, from, to));
+        }
+        tracked.details?.(at, before, after, entries);
         if (entries.length === 0) return;
       }
       const id = String(row.ID ?? change.key);
@@ -171,12 +220,7 @@ export function historyProjection(observedTables: readonly string[]) {
  * A module function, not a closure made per change: tsx names every closure
  * it compiles, a property write per creation on the hottest path.
  */
-function historyEntry(
-  at: Pick<HistoryEntry, "Index" | "Time" | "Cause" | "Actor">,
-  Field: string,
-  From: unknown,
-  To: unknown,
-): HistoryEntry {
+function historyEntry(at: At, Field: string, From: unknown, To: unknown): HistoryEntry {
   return { Index: at.Index, Time: at.Time, Field, From, To, Cause: at.Cause, Actor: at.Actor };
 }
 
@@ -198,20 +242,57 @@ function firstValues(tracked: Tracked, row: Row): Record<string, unknown> {
     const list = (row[field] as readonly Row[] | null | undefined) ?? [];
     if (list.length > 0) values[field] = list.map(describeEntry);
   }
+  for (const field in tracked.derived) {
+    const v = tracked.derived[field]!.value(row);
+    if (v !== null && v !== undefined) values[field] = v;
+  }
   return values;
 }
 
-function actorOf(event: Envelope, row: Row): Actor {
+function anyChanged(fields: readonly string[], before: Row, after: Row): boolean {
+  for (const f of fields) if (before[f] !== after[f]) return true;
+  return false;
+}
+
+/** A job's Version entry carries the diff from the previous version; computed only when the version moves. */
+function versionDiff(_at: At, before: Row, after: Row, entries: HistoryEntry[]): void {
+  const i = entries.findIndex((e) => e.Field === "Version");
+  if (i < 0) return;
+  const diff = jobDiffSummary(before, after);
+  if (diff) entries[i] = { ...entries[i]!, Diff: diff };
+}
+
+/**
+ * One entry per task event a client update adds (Field `TaskEvents`, `To`
+ * the event): only records of client updates carry new ones, and task states
+ * that did not change are skipped by reference.
+ */
+function taskEventEntries(at: At, before: Row, after: Row, entries: HistoryEntry[]): void {
+  if (before.TaskStates === after.TaskStates) return;
+  const added = newTaskEvents(before.TaskStates as Row | null, after.TaskStates as Row | null);
+  for (const e of added) entries.push(historyEntry(at, "TaskEvents", null, e));
+}
+
+/** Who made a change of `row` by `event`: the node that reported a client update, else the record's writer. */
+export function actorOf(event: Envelope, row: Row): Actor {
   if (REPORTED_BY_NODE.has(event.type) && typeof row.NodeID === "string")
     return { kind: "node", id: row.NodeID };
   return event.by ?? { kind: "server", id: "unknown" };
 }
 
+/** The entry's Cause (its shape is documented on HistoryEntry). */
 function causeOf(event: Envelope): Row {
   const cause: Record<string, unknown> = { Event: event.type };
   const data = event.data as Row | null;
   if (data && typeof data === "object") {
     for (const f of CAUSE_FIELDS) if (data[f] !== undefined) cause[f] = data[f];
+  }
+  const link = event.cause;
+  if (link) {
+    cause.Type = link.type;
+    if (link.index !== undefined) cause.Index = link.index;
+    if (link.nodeId !== undefined && cause.NodeID === undefined) cause.NodeID = link.nodeId;
+    if (link.evalId !== undefined && cause.EvalID === undefined) cause.EvalID = link.evalId;
   }
   return cause;
 }

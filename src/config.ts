@@ -65,6 +65,12 @@ export interface ServerConfig {
   readonly aclTokenMaxExpirationTtl: number;
   /** Nomad's `telemetry { disable_rpc_rate_metrics_labels }`: RPC counters without the identity label. */
   readonly disableRpcRateMetricsLabels: boolean;
+  /**
+   * Forensic mode: serve reads, history, `?at_index` and the event stream of
+   * an existing log, run no leader service, append nothing (not even at
+   * start) and refuse every write (src/api/read-only-refusal.ts).
+   */
+  readonly readOnly: boolean;
 }
 
 /** Nomad's heartbeat settings, with Nomad's names and defaults (milliseconds here). */
@@ -238,6 +244,14 @@ const SETTINGS: readonly Setting[] = [
     default: "false",
     help: "Nomad's telemetry { disable_rpc_rate_metrics_labels }: count RPCs without the identity label",
   },
+  {
+    name: "read_only",
+    kind: "boolean",
+    default: "false",
+    help:
+      "forensic mode: serve reads, history, ?at_index and the event stream of an existing log (a file log " +
+      "is opened without its lock, beside any writer); run no leader service, append nothing, refuse every write",
+  },
 ];
 
 const isBooleanFlag = (flag: string) => SETTINGS.some((s) => s.kind === "boolean" && flagOf(s) === flag);
@@ -356,6 +370,7 @@ export async function loadConfig(
     aclTokenMinExpirationTtl: value("acl_token_min_expiration_ttl"),
     aclTokenMaxExpirationTtl: value("acl_token_max_expiration_ttl"),
     disableRpcRateMetricsLabels: value("disable_rpc_rate_metrics_labels"),
+    readOnly: value("read_only"),
   };
   splitHostPort(config.httpAddr);
   if (config.advertiseAddr) splitHostPort(config.advertiseAddr, "advertise_addr");
@@ -364,6 +379,9 @@ export async function loadConfig(
   }
   if (config.aclTokenMinExpirationTtl > config.aclTokenMaxExpirationTtl) {
     throw new ConfigError("acl_token_min_expiration_ttl must not exceed acl_token_max_expiration_ttl");
+  }
+  if (config.readOnly && config.log === "memory:") {
+    throw new ConfigError("read_only needs an existing log to serve; a memory: log starts empty");
   }
   if (config.oidcIssuer && !URL.canParse(config.oidcIssuer)) {
     throw new ConfigError(`oidc_issuer must be a URL, not "${config.oidcIssuer}"`);

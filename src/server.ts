@@ -11,7 +11,8 @@ import { buildApi } from "./api/build-api.ts";
 import type { ApiContext } from "./api/context.ts";
 import { AclAuthenticator } from "./auth/acl-authenticator.ts";
 import { OpenAuthenticator } from "./auth/authenticate.ts";
-import { advertisedAddress, openElection } from "./cluster/open-election.ts";
+import { advertisedAddress, type Election, openElection } from "./cluster/open-election.ts";
+import { ReadOnlyElection } from "./cluster/read-only-election.ts";
 import { EnvelopeCodec } from "./codec/envelope-codec.ts";
 import { type ServerConfig, splitHostPort } from "./config.ts";
 import { EventHub } from "./events/event-hub.ts";
@@ -86,7 +87,8 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
   const projections = createProjections();
   // Before the log opens: a bad KEK setting is a configuration error with nothing to undo.
   const clusterKek = await loadClusterKek(config);
-  const log = await openLog(config.log, { logger, fsync: config.fsync });
+  // Read-only (serve --read-only): no lock, no repair, no append; the log must exist.
+  const log = await openLog(config.log, { logger, fsync: config.fsync, readOnly: config.readOnly });
   const metrics = new Metrics();
   const snapshots =
     config.log === "memory:" ? undefined : new SnapshotFile(join(config.dataDir, "snapshots"), logger);
@@ -95,8 +97,11 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     codec,
     projections: projections.all,
     logger: logger.child({ component: "store" }),
-    snapshots,
-    snapshotEvery: config.snapshotEvery,
+    // A read-only server writes nothing, snapshots included, so its live
+    // store starts from the log; reads of the past and event-stream catch-up
+    // still start from the snapshots the data dir holds.
+    snapshots: config.readOnly ? undefined : snapshots,
+    snapshotEvery: config.readOnly ? 0 : config.snapshotEvery,
   });
   try {
     await store.start();
@@ -121,7 +126,10 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
   const { host, port } = splitHostPort(config.httpAddr);
   const closing = new Subject<"closing">();
   // Read at every election join, for stickiness: `services` exists by then.
-  const leadership = openElection(config, logger, () => services.heldEpoch);
+  // A read-only server takes part in no election: it never leads, so no leader service runs.
+  const leadership: Election = config.readOnly
+    ? new ReadOnlyElection(config.serverName)
+    : openElection(config, logger, () => services.heldEpoch);
   const heartbeats = new HeartbeatWatcher();
   const scheduler = new SchedulerService();
   const quiet = logger.child({ component: "history" }, { level: "warn" });
@@ -164,9 +172,12 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     heartbeats: () => heartbeats.tracked,
   });
 
-  await bootstrapCluster(ctx);
+  // A read-only server appends nothing, not even the cluster's identity to a log that lacks it.
+  if (!config.readOnly) await bootstrapCluster(ctx);
 
-  const leaderServices = createServices(config, { heartbeats, keyring: keyringInitializer, scheduler });
+  const leaderServices = config.readOnly
+    ? []
+    : createServices(config, { heartbeats, keyring: keyringInitializer, scheduler });
   const services = new ServiceRunner(
     leaderServices,
     {
@@ -186,12 +197,14 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
   const advertised = advertisedAddress(config, http.server.address());
   try {
     await leadership.join(advertised);
-    // A leader serves only once its services run (its claim is in the log).
-    await services.attach(leadership, advertised);
-    // Nomad's clients wait for the JWKS to list a key: a leader reports
-    // itself started once its first key is written (or its write failed and
-    // will be retried).
-    if (leadership.isLeader()) await keyringInitializer.settled();
+    if (!config.readOnly) {
+      // A leader serves only once its services run (its claim is in the log).
+      await services.attach(leadership, advertised);
+      // Nomad's clients wait for the JWKS to list a key: a leader reports
+      // itself started once its first key is written (or its write failed and
+      // will be retried).
+      if (leadership.isLeader()) await keyringInitializer.settled();
+    }
   } catch (err) {
     await http.close();
     await services.close();
@@ -201,7 +214,10 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     await log.close();
     throw err;
   }
-  logger.info({ http: advertised, log: log.url, index: store.appliedIndex }, "chronomad serving");
+  logger.info(
+    { http: advertised, log: log.url, index: store.appliedIndex, readOnly: config.readOnly },
+    "chronomad serving",
+  );
 
   let closed: Promise<ShutdownOutcome> | undefined;
   const close = (progress: ShutdownProgress = { step: "starting", startedAt: Date.now() }) => {

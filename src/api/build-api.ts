@@ -11,6 +11,7 @@ import { unpackPlain } from "../codec/envelope-codec.ts";
 import { measureRpcRate } from "../metrics/rpc-rate-metrics.ts";
 import { QueryError } from "../query/query-error.ts";
 import { ApiError } from "./api-error.ts";
+import { requireAtIndexSupport } from "./at-index-routes.ts";
 import {
   bodyLimitFor,
   DEFAULT_BODY_LIMIT,
@@ -60,6 +61,7 @@ import { statusPlugin } from "./plugins/status.ts";
 import { systemPlugin } from "./plugins/system.ts";
 import { validatePlugin } from "./plugins/validate.ts";
 import { wellKnownPlugin } from "./plugins/well-known.ts";
+import { refuseWritesWhenReadOnly } from "./read-only-refusal.ts";
 import { AT_INDEX_HEADER, resolveView, type View } from "./view.ts";
 
 declare module "fastify" {
@@ -173,6 +175,7 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
     route.bodyLimit ??= bodyLimitFor(route.url);
     encodeLargeListsInSlices(route);
     requireRouteRules(route);
+    requireAtIndexSupport(route);
   });
   const lag = new EventLoopLag();
   app.addHook("onClose", async () => lag.close());
@@ -204,6 +207,8 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
 
   app.decorateRequest("identity", undefined as unknown as AuthenticatedIdentity);
   app.decorateRequest("view", undefined as unknown as View);
+  // First of the request hooks: a write to a read-only server goes no further.
+  refuseWritesWhenReadOnly(app, ctx);
   app.addHook("onRequest", async (request, reply) => {
     request.identity = await ctx.authenticator.authenticate(request);
     authorizeRoute(ctx, request);

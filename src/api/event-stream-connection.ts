@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Observable, Observer, Subscription } from "rxjs";
-import { type Frame, frameLine, type StreamEvent } from "../events/frames.ts";
+import { changeEvents, changesLine, type Frame, frameLine, type StreamEvent } from "../events/frames.ts";
 import type { Timer } from "../util/clock.ts";
 import type { ApiContext } from "./context.ts";
 
@@ -33,6 +33,8 @@ export class EventStreamConnection implements Observer<Frame> {
     private readonly topics: TopicFilter,
     private readonly namespace: string,
     after: number,
+    /** The complete change feed (`changes=all`) rather than Nomad's events. */
+    private readonly allChanges: boolean,
     /** Emits why the subscriber may no longer read (its token deleted, changed or expired): the stream then ends with that error. */
     revoked$?: Observable<string>,
   ) {
@@ -43,15 +45,20 @@ export class EventStreamConnection implements Observer<Frame> {
     });
     this.timer = ctx.clock.setTimeout(() => this.heartbeat(), HEARTBEAT_MS);
     this.write("{}\n");
-    this.subscription = ctx.events.framesAfter(after).subscribe(this);
+    this.subscription = ctx.events.framesAfter(after, () => this.drained()).subscribe(this);
     this.closing = ctx.closing$.subscribe(() => this.finish());
     if (revoked$) this.closing.add(revoked$.subscribe((reason) => this.finish({ Error: reason })));
     request.on("close", () => this.finish());
   }
 
   next(frame: Frame): void {
-    const events = kept(frame.Events, this.topics, this.namespace);
-    if (events.length > 0) this.write(frameLine(frame, events));
+    if (this.allChanges) {
+      // Every frame, even with nothing kept: the subscriber's position moves on with the log.
+      this.write(changesLine(frame, keptPositions(changeEvents(frame), this.topics, this.namespace)));
+    } else if (frame.Events.length > 0) {
+      const events = kept(frame.Events, this.topics, this.namespace);
+      if (events.length > 0) this.write(frameLine(frame, events));
+    }
     this.lastSent = frame.Index;
     // What was written still reaches the client before the end; the cursor
     // in the final frame picks up right after it. A subscriber that does not
@@ -71,6 +78,20 @@ export class EventStreamConnection implements Observer<Frame> {
 
   complete(): void {
     this.finish();
+  }
+
+  /** Resolves once what was written has left for the socket (at once when nothing waits), or the stream ended. */
+  private drained(): Promise<void> {
+    if (this.queued === 0 || this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.out.off("drain", done);
+        this.out.off("close", done);
+        resolve();
+      };
+      this.out.once("drain", done);
+      this.out.once("close", done);
+    });
   }
 
   private write(line: string | Buffer): void {
@@ -111,6 +132,17 @@ function kept(
   const some = events.slice(0, i);
   for (i++; i < events.length; i++) if (matches(events[i]!, topics, namespace)) some.push(events[i]!);
   return some;
+}
+
+/** The positions of the events a subscriber's filter keeps. */
+function keptPositions(
+  events: readonly StreamEvent[],
+  topics: TopicFilter,
+  namespace: string,
+): readonly number[] {
+  const positions: number[] = [];
+  for (let i = 0; i < events.length; i++) if (matches(events[i]!, topics, namespace)) positions.push(i);
+  return positions;
 }
 
 /** Nomad's subscription filter (nomad/stream/subscription.go). */

@@ -8,7 +8,13 @@ import { nodeIdentity } from "../api/client-rpc/node-auth.ts";
 import type { Table } from "../store/table.ts";
 import type { Clock } from "../util/clock.ts";
 import { hashSecret, secretMatches } from "../util/secret-hash.ts";
-import { type AuthenticatedIdentity, type Authenticator, presentedToken } from "./authenticate.ts";
+import {
+  type AuthenticatedIdentity,
+  type Authenticator,
+  type Caller,
+  callerOf,
+  presentedToken,
+} from "./authenticate.ts";
 
 export interface AclTables {
   readonly aclTokens: Table<ACLTokenRow>;
@@ -61,17 +67,18 @@ export class AclAuthenticator implements Authenticator {
   ) {}
 
   async authenticate(request: FastifyRequest): Promise<AuthenticatedIdentity> {
-    return this.resolve(presentedToken(request) ?? "");
+    return this.resolve(presentedToken(request) ?? "", callerOf(request));
   }
 
-  resolve(secret: string): AuthenticatedIdentity {
-    if (secret === "") return this.tokenIdentity("anonymous", "");
+  /** `caller`: where the call came from, recorded in the actor of a token (or the anonymous one). */
+  resolve(secret: string, caller?: Caller): AuthenticatedIdentity {
+    if (secret === "") return this.tokenIdentity("anonymous", "", caller);
     if (!UUID.test(secret)) return refused(TOKEN_INVALID);
     const hash = hashSecret(secret);
     const [token] = this.tables.aclTokens.by("secret", hash);
     if (token && secretMatches(secret, token.SecretIDHash)) {
       if (tokenExpired(token, this.clock.now())) return refused(TOKEN_EXPIRED);
-      return this.tokenIdentity(token, secret);
+      return this.tokenIdentity(token, secret, caller);
     }
     const [nodeSecret] = this.tables.nodeSecrets.by("hash", hash);
     const node = nodeSecret && this.tables.nodes.get(nodeSecret.ID);
@@ -96,14 +103,14 @@ export class AclAuthenticator implements Authenticator {
     return this.cache.get(rows);
   }
 
-  private tokenIdentity(token: ACLTokenRow | "anonymous", secret: string): TokenIdentity {
+  private tokenIdentity(token: ACLTokenRow | "anonymous", secret: string, caller?: Caller): TokenIdentity {
     const acl = this.aclFor(token);
     const accessor = token === "anonymous" ? "anonymous" : token.AccessorID;
     return {
       actor:
         token === "anonymous"
-          ? { kind: "anonymous", id: "anonymous" }
-          : { kind: "token", id: token.AccessorID, name: token.Name },
+          ? { kind: "anonymous", id: "anonymous", ...caller }
+          : { kind: "token", id: token.AccessorID, name: token.Name, ...caller },
       allows: (namespace, capability) => aclAllows(acl, namespace, capability),
       label: `token:${accessor}`,
       token,

@@ -1,12 +1,12 @@
 import type { FastifyRequest } from "fastify";
-import type { Actor } from "../../streams/event-schema.ts";
+import { type Actor, MAX_USER_AGENT } from "../../streams/event-schema.ts";
 
 /**
  * Who is calling, decided once per request before any route runs. Routes ask
  * it, never the raw headers. ACL enforcement plugs in here: when ACLs are
  * bootstrapped, `authenticate` resolves the token and `allows` evaluates its
- * policies; until then every caller is anonymous with full access, as in a
- * Nomad cluster without ACLs.
+ * policies; until then every caller has full access, as in a Nomad cluster
+ * without ACLs, and is recorded by its address.
  */
 export interface AuthenticatedIdentity {
   readonly actor: Actor;
@@ -34,16 +34,42 @@ export interface Authenticator {
   authenticate(request: FastifyRequest): Promise<AuthenticatedIdentity>;
 }
 
-const anonymous: AuthenticatedIdentity = {
-  actor: { kind: "anonymous", id: "anonymous" },
-  allows: () => true,
-  label: "",
-};
+/** Where an API call came from, as its actor records it. */
+export interface Caller {
+  readonly addr: string;
+  readonly userAgent?: string;
+}
 
-/** The authenticator of a cluster whose ACL system is not enabled. */
+/**
+ * The caller of `request`: fastify's `request.ip`, which is the socket's
+ * peer unless the server is configured to trust a proxy (only then does
+ * X-Forwarded-For count), and its User-Agent cut to MAX_USER_AGENT.
+ */
+export function callerOf(request: FastifyRequest): Caller {
+  const addr = request.ip || "unknown";
+  const agent = request.headers["user-agent"];
+  if (typeof agent !== "string" || agent === "") return { addr };
+  return { addr, userAgent: bounded(agent) };
+}
+
+function bounded(agent: string): string {
+  if (agent.length <= MAX_USER_AGENT) return agent;
+  // Never half of a surrogate pair: the log holds valid UTF-8.
+  const end = /[\uD800-\uDBFF]/.test(agent[MAX_USER_AGENT - 1]!) ? MAX_USER_AGENT - 1 : MAX_USER_AGENT;
+  return agent.slice(0, end);
+}
+
+const allowAll = () => true;
+
+/**
+ * The authenticator of a cluster whose ACL system is not enabled: every
+ * caller may do anything, and is recorded by its address (`remote`), the one
+ * thing known of it. One small object per request.
+ */
 export class OpenAuthenticator implements Authenticator {
-  async authenticate(_request: FastifyRequest): Promise<AuthenticatedIdentity> {
-    return anonymous;
+  async authenticate(request: FastifyRequest): Promise<AuthenticatedIdentity> {
+    const caller = callerOf(request);
+    return { actor: { kind: "remote", id: caller.addr, ...caller }, allows: allowAll, label: "" };
   }
 }
 

@@ -5,6 +5,7 @@ import { benchAcl } from "../bench/acl-bench.ts";
 import { benchCluster } from "../bench/cluster-bench.ts";
 import type { EvalDeleteFigures } from "../bench/eval-delete-bench.ts";
 import { benchEventStream } from "../bench/event-stream-bench.ts";
+import { benchExport } from "../bench/export-bench.ts";
 import { benchFileLog } from "../bench/file-log-bench.ts";
 import { benchFilter } from "../bench/filter-bench.ts";
 import { inFreshProcess } from "../bench/fresh-process.ts";
@@ -15,19 +16,38 @@ import { benchVisible } from "../bench/store-bench.ts";
 
 type Figures = Record<string, object | number>;
 
+const USAGE = `Usage: chronomad bench [--json] [--eval-delete | --all]
+
+Runs chronomad's benchmarks (file log appends, replay, append-to-visible,
+filters, event stream, heartbeats, ACLs, scheduler; Kafka log and a three-
+server cluster when KAFKA_BROKERS names a broker) and prints their figures as
+a table. Progress goes to stderr.
+
+  --json          print the figures as one JSON object instead of a table
+  --eval-delete   also delete 1,000,000 evaluations (several minutes)
+  --all           every benchmark, --eval-delete included
+  -h, --help      print this and exit
+`;
+
 /**
  * `npm run bench [-- --json]`: the foundation's figures. Each part reports
  * to stderr as it goes, so the long run shows progress; the result goes to
  * stdout as a table, or as one JSON object with --json.
  */
 export async function runBench(args: readonly string[], out: NodeJS.WritableStream): Promise<number> {
+  if (args.includes("--help") || args.includes("-h")) {
+    out.write(USAGE);
+    return 0;
+  }
   const json = args.includes("--json");
   // The million-evaluation delete takes minutes: only on request.
   const evalDelete = args.includes("--eval-delete") || args.includes("--all");
   const known = ["--json", "--eval-delete", "--all"];
   const unknown = args.filter((a) => !known.includes(a));
   if (unknown.length) {
-    process.stderr.write(`chronomad bench: unknown argument ${unknown[0]} (known: ${known.join(", ")})\n`);
+    process.stderr.write(
+      `chronomad bench: unknown argument ${unknown[0]} (known: ${known.join(", ")})\n\n${USAGE}`,
+    );
     return 2;
   }
   const progress = (what: string) => process.stderr.write(`bench: ${what}...\n`);
@@ -61,12 +81,16 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
   figures.acl = await benchAcl();
   progress("scheduler: one job of 10,000 allocations over 5,000 nodes, then 1,000 jobs of 10");
   figures.scheduler = await benchScheduler();
+  progress("export to a file: a 60,000-record history from index 0, then append -> row lag of live writes");
+  figures.export_file = await benchExport("file");
   const brokers = process.env.KAFKA_BROKERS;
   if (brokers) {
     progress(`kafka log appends (${brokers})`);
     figures.kafka_log = await benchKafkaLog(brokers);
     progress(`three servers on one topic: follower visibility and failover (${brokers})`);
     figures.cluster = await benchCluster(brokers);
+    progress(`export to Kafka: the same history, then append -> row lag (${brokers})`);
+    figures.export_kafka = await benchExport({ brokers });
   } else {
     progress("kafka log skipped: KAFKA_BROKERS is not set");
   }

@@ -40,6 +40,7 @@ stdout when it ends (after --duration, or on Ctrl-C).
                                   (default 60s; 0: none)
   --restart-delay D               delay before a restart (default: the group's restart policy)
   --deregister                    deregister the nodes when stopping
+  -h, --help                      print this and exit
 `;
 
 const OPTIONS = {
@@ -69,7 +70,7 @@ const OPTIONS = {
   "event-interval": { type: "string" },
   "restart-delay": { type: "string" },
   deregister: { type: "boolean" },
-  help: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
 } as const;
 
 /** `chronomad nodesim`: resolves with the exit code (0 done, 1 failed, 2 usage). */

@@ -4,7 +4,7 @@ import { createProjections } from "../../projections/index.ts";
 import { allSchemas } from "../../streams/index.ts";
 import { EnvelopeCodec } from "../codec/envelope-codec.ts";
 import { type EventLog, LogError } from "../log/event-log.ts";
-import { openLog } from "../log/open-log.ts";
+import { fileLogDir, openLog } from "../log/open-log.ts";
 import { StateAt } from "../store/state-at.ts";
 import { Progress } from "./progress.ts";
 
@@ -15,11 +15,18 @@ record for record, so that a server started on the copy rebuilds the same
 state. Interrupted copies resume where the target ends, after checking that
 the target is a prefix of the source.
 
+The source is opened read-only: it may be a file log a running server holds
+(the copy takes the records up to its last complete one and never locks,
+repairs or writes to it). A source that does not exist (a missing directory,
+one without segment files, a Kafka topic that is not there) is an error.
+
   --from URL          the log to read
   --to URL            the log to write (empty, or an earlier copy of --from)
-  --until-index N     stop after index N (default: the source's last index)
+  --until-index N     stop after index N (default: the source's last index;
+                      an index past the source's end is an error)
   --verify            rebuild the tables of both logs at the last copied index
                       and compare their hashes
+  -h, --help          print this and exit
 `;
 
 const BATCH = 4096;
@@ -35,11 +42,16 @@ export async function runReplay(args: readonly string[], out: NodeJS.WritableStr
         to: { type: "string" },
         "until-index": { type: "string" },
         verify: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h" },
       },
       strict: true,
     });
+    if (values.help) {
+      out.write(USAGE);
+      return 0;
+    }
     if (!values.from || !values.to) throw new Error("--from and --to are required");
-    if (values.from === values.to) throw new Error("--from and --to name the same log");
+    if (sameLog(values.from, values.to)) throw new Error("--from and --to name the same log");
     const until = values["until-index"] === undefined ? undefined : Number(values["until-index"]);
     if (until !== undefined && (!Number.isSafeInteger(until) || until < 1)) {
       throw new Error(`--until-index must be a positive integer, not "${values["until-index"]}"`);
@@ -54,9 +66,24 @@ export async function runReplay(args: readonly string[], out: NodeJS.WritableStr
   let source: EventLog | undefined;
   let target: EventLog | undefined;
   try {
-    source = await openLog(opts.from, { logger });
+    // Read-only: the source may be a log a running server holds, and must already exist.
+    source = await openLog(opts.from, { logger, readOnly: true }).catch((err: unknown) => {
+      throw err instanceof LogError ? new LogError(`source ${opts.from}: ${err.message}`, err.code) : err;
+    });
+    const end = source.lastIndex();
+    if (end === 0) {
+      out.write(`chronomad replay: the source ${source.url} holds no records: nothing to copy\n`);
+      return 1;
+    }
+    if (opts.until !== undefined && opts.until > end) {
+      out.write(
+        `chronomad replay: --until-index ${opts.until} is past the end of the source ${source.url}, ` +
+          `which ends at index ${end}; nothing was copied\n`,
+      );
+      return 1;
+    }
     target = await openLog(opts.to, { logger });
-    const until = Math.min(opts.until ?? source.lastIndex(), source.lastIndex());
+    const until = opts.until ?? end;
     const copied = await copy(source, target, until, out);
     if (copied === undefined) return 1;
     if (opts.verify) return (await verify(source, target, until, out)) ? 0 : 1;
@@ -70,6 +97,18 @@ export async function runReplay(args: readonly string[], out: NodeJS.WritableStr
   } finally {
     await target?.close();
     await source?.close();
+  }
+}
+
+/** Whether two log URLs name one log: the same string, or two spellings of one file log directory. */
+function sameLog(a: string, b: string): boolean {
+  if (a === b) return true;
+  if (!a.startsWith("file:") || !b.startsWith("file:")) return false;
+  try {
+    return fileLogDir(a) === fileLogDir(b);
+  } catch {
+    // A URL naming no directory is reported when it is opened.
+    return false;
   }
 }
 

@@ -25,6 +25,7 @@ const USAGE = `Usage:
 
   --data-dir D   the server's data directory (default ./data)
   --log URL      the server's log (default file:D/log)
+  -h, --help     print this and exit (also after a subcommand)
 `;
 
 /** `chronomad snapshot ...`: resolves with the exit code (0 ok, 1 refused, 2 usage). */
@@ -33,15 +34,28 @@ export async function runSnapshotCommand(
   out: NodeJS.WritableStream,
 ): Promise<number> {
   const [action, ...rest] = args;
-  let values: { "data-dir"?: string; log?: string; out?: string };
+  if (action === "--help" || action === "-h") {
+    out.write(USAGE);
+    return 0;
+  }
+  let values: { "data-dir"?: string; log?: string; out?: string; help?: boolean };
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
       args: rest,
-      options: { "data-dir": { type: "string" }, log: { type: "string" }, out: { type: "string" } },
+      options: {
+        "data-dir": { type: "string" },
+        log: { type: "string" },
+        out: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
       allowPositionals: true,
       strict: true,
     }));
+    if (values.help) {
+      out.write(USAGE);
+      return 0;
+    }
     if (action !== "save" && action !== "restore" && action !== "inspect") {
       throw new Error(action === undefined ? "missing subcommand" : `unknown subcommand "${action}"`);
     }

@@ -1,5 +1,6 @@
 import { type Options, Packr } from "msgpackr";
 import type { Envelope, EventSchema } from "../../streams/event-schema.ts";
+import { widenIntegralFloats } from "./wide-integers.ts";
 
 /**
  * Plain msgpack, no msgpackr records or shared structures: the log is read by
@@ -7,6 +8,13 @@ import type { Envelope, EventSchema } from "../../streams/event-schema.ts";
  * Undefined properties are left out and undefined array items become nil, so
  * nothing needs msgpackr's own extension types, and a row rebuilt from a
  * snapshot encodes exactly like the row the projection built.
+ *
+ * Integers are written as msgpack integers whatever their size
+ * (wide-integers.ts) and read back as JS numbers (int64AsType "number"), the
+ * values the writer had; older records hold such integers as float64s, which
+ * read back as the same numbers. Other readers get integers: a JS reader that
+ * wants BigInts past 2^53 decodes with int64AsType "bigint" or "auto"
+ * (docs/log-format.md).
  */
 // skipValues exists in msgpackr 1.10+ but is missing from its type declarations.
 const options: Options & { skipValues: unknown[] } = {
@@ -29,7 +37,7 @@ export class CodecError extends Error {
 
 /** Encodes any value as plain msgpack (snapshots use it too). */
 export function packPlain(value: unknown): Uint8Array {
-  return packr.pack(value);
+  return widenIntegralFloats(packr.pack(value));
 }
 
 export function unpackPlain(bytes: Uint8Array): unknown {
@@ -65,8 +73,9 @@ export class EnvelopeCodec {
     // A fixed key order keeps the bytes of equal envelopes identical.
     const plain: Record<string, unknown> = { type: envelope.type, v: envelope.v, at: envelope.at };
     if (envelope.by) plain.by = envelope.by;
+    if (envelope.cause) plain.cause = envelope.cause;
     plain.data = envelope.data;
-    return packr.pack(plain);
+    return widenIntegralFloats(packr.pack(plain));
   }
 
   decode(bytes: Uint8Array): Envelope {

@@ -14,12 +14,15 @@ export interface EventHubOptions {
   readonly logger: Logger;
   /**
    * Recent events kept in memory (Nomad's event_buffer_size), counted by
-   * event, not frame: one record can carry thousands (a page of evaluation
+   * change (the complete feed's events), not frame: one record can carry thousands (a page of evaluation
    * deletes, a window of client updates). The newest frame is always kept.
    * Older cursors are served by replaying the log.
    */
   readonly bufferEvents?: number;
 }
+
+/** Records replayed for a subscriber before it is asked whether it has read what they produced. */
+const REPLAY_SLICE = 1024;
 
 export class CursorError extends Error {
   constructor(message: string) {
@@ -51,7 +54,7 @@ export class EventHub {
     this.coveredFrom = options.store.appliedIndex + 1;
     this.subscriptions.push(
       options.store.change$.subscribe((c) => this.builder.add(c)),
-      options.store.applied$.subscribe(() => this.builder.flush()),
+      options.store.applied$.subscribe((b) => this.builder.flush(b.index)),
     );
   }
 
@@ -61,8 +64,13 @@ export class EventHub {
     this.live.complete();
   }
 
-  /** Frames with Index > `after`, in order: first the past, then live. */
-  framesAfter(after: number): Observable<Frame> {
+  /**
+   * Frames with Index > `after`, in order: first the past, then live.
+   * `ready` paces the replay of the past: it is awaited between slices, so a
+   * subscriber far behind gets the history as fast as it reads it rather
+   * than all at once into its socket's buffer.
+   */
+  framesAfter(after: number, ready: () => Promise<void> = async () => {}): Observable<Frame> {
     return new Observable<Frame>((subscriber) => {
       let last = after;
       let stopped = false;
@@ -79,7 +87,7 @@ export class EventHub {
         complete: () => subscriber.complete(),
       });
       const catchUp = async () => {
-        if (last + 1 < this.coveredFrom) last = await this.replayPast(last, deliver, () => stopped);
+        if (last + 1 < this.coveredFrom) last = await this.replayPast(last, deliver, () => stopped, ready);
         for (const f of this.buffer) deliver(f);
         for (const f of pending) deliver(f);
         pending.length = 0;
@@ -95,10 +103,11 @@ export class EventHub {
 
   private publish(frame: Frame): void {
     this.buffer.push(frame);
-    this.buffered += frame.Events.length;
+    // A progress frame counts as one: the buffer is bounded in frames too.
+    this.buffered += Math.max(1, frame.Changes.length);
     let evict = 0;
     while (this.buffered > this.limit && evict < this.buffer.length - 1) {
-      this.buffered -= this.buffer[evict]!.Events.length;
+      this.buffered -= Math.max(1, this.buffer[evict]!.Changes.length);
       evict++;
     }
     if (evict > 0) {
@@ -116,6 +125,7 @@ export class EventHub {
     after: number,
     deliver: (f: Frame) => void,
     stopped: () => boolean,
+    ready: () => Promise<void>,
   ): Promise<number> {
     const { log } = this.options.store;
     if (after + 1 < log.firstIndex()) {
@@ -135,12 +145,13 @@ export class EventHub {
     const builder = new FrameBuilder(deliver);
     const subs = [
       past.change$.subscribe((c) => builder.add(c)),
-      past.applied$.subscribe(() => builder.flush()),
+      past.applied$.subscribe((b) => builder.flush(b.index)),
     ];
     try {
       // The buffer keeps moving while the replay runs; go until they meet.
       while (past.appliedIndex + 1 < this.coveredFrom && !stopped()) {
-        await past.advanceTo(Math.min(this.coveredFrom - 1, past.appliedIndex + 50_000));
+        await past.advanceTo(Math.min(this.coveredFrom - 1, past.appliedIndex + REPLAY_SLICE));
+        await ready();
       }
     } finally {
       for (const s of subs) s.unsubscribe();

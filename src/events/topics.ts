@@ -10,8 +10,14 @@ export interface TopicSpec {
   readonly key: (row: Row) => string;
   readonly filterKeys: (row: Row) => string[];
   readonly namespace: (row: Row) => string;
-  /** Whether a delete of a row is published (Nomad publishes few). */
-  readonly publishDeletes: boolean;
+  /**
+   * The Type of the event for a removed row: Nomad's own where Nomad has
+   * one (a purged job is `JobDeregistered`, a purged node
+   * `NodeDeregistration`), else chronomad's `<Topic>Deleted`. Nomad
+   * publishes few deletes; chronomad publishes every one (issue 28: a
+   * mirror fed by the stream must see GC and purges), marked `Op: "delete"`.
+   */
+  readonly deleteType: string;
   readonly payload: (row: Row) => Row;
 }
 
@@ -32,7 +38,7 @@ export const TOPICS: Readonly<Record<string, TopicSpec>> = {
     key: (r) => str(r.ID),
     filterKeys: (r) => nonEmpty(r.JobID, r.DeploymentID),
     namespace: (r) => str(r.Namespace),
-    publishDeletes: false,
+    deleteType: "EvaluationDeleted",
     payload: (r) => r,
   },
   allocs: {
@@ -41,7 +47,7 @@ export const TOPICS: Readonly<Record<string, TopicSpec>> = {
     key: (r) => str(r.ID),
     filterKeys: (r) => nonEmpty(r.JobID, r.DeploymentID),
     namespace: (r) => str(r.Namespace),
-    publishDeletes: false,
+    deleteType: "AllocationDeleted",
     // Nomad strips the job from allocation events: it is large and has its own topic.
     payload: (r) => ({ ...r, Job: null }),
   },
@@ -51,7 +57,7 @@ export const TOPICS: Readonly<Record<string, TopicSpec>> = {
     key: (r) => str(r.ID),
     filterKeys: () => [],
     namespace: (r) => str(r.Namespace),
-    publishDeletes: false,
+    deleteType: "JobDeregistered",
     payload: (r) => r,
   },
   nodes: {
@@ -60,7 +66,7 @@ export const TOPICS: Readonly<Record<string, TopicSpec>> = {
     key: (r) => str(r.ID),
     filterKeys: () => [],
     namespace: () => "",
-    publishDeletes: true,
+    deleteType: "NodeDeregistration",
     // Nomad's Node.Sanitize(): the field is there, empty. The row holds no
     // secret (its hash lives in node_secrets); a stray hash is dropped too.
     // Drain: the api package's flag, derived as the node view derives it.
@@ -76,7 +82,7 @@ export const TOPICS: Readonly<Record<string, TopicSpec>> = {
     key: (r) => str(r.ID),
     filterKeys: (r) => nonEmpty(r.JobID),
     namespace: (r) => str(r.Namespace),
-    publishDeletes: false,
+    deleteType: "DeploymentDeleted",
     payload: (r) => r,
   },
   node_pools: {
@@ -85,7 +91,7 @@ export const TOPICS: Readonly<Record<string, TopicSpec>> = {
     key: (r) => str(r.Name),
     filterKeys: () => [],
     namespace: () => "",
-    publishDeletes: true,
+    deleteType: "NodePoolDeleted",
     payload: (r) => r,
   },
   // Not a Nomad topic: namespaces change rarely but operators audit them too.
@@ -95,30 +101,64 @@ export const TOPICS: Readonly<Record<string, TopicSpec>> = {
     key: (r) => str(r.Name),
     filterKeys: () => [],
     namespace: () => "",
-    publishDeletes: true,
+    deleteType: "NamespaceDeleted",
+    payload: (r) => r,
+  },
+  // Nomad's ACL topics (management only): payloads never carry a secret or its hash.
+  acl_tokens: {
+    topic: "ACLToken",
+    wrapper: "ACLToken",
+    key: (r) => str(r.AccessorID),
+    filterKeys: () => [],
+    namespace: () => "",
+    deleteType: "ACLTokenDeleted",
+    payload: (r) => ({ ...without(r, "SecretIDHash"), SecretID: "" }),
+  },
+  acl_policies: {
+    topic: "ACLPolicy",
+    wrapper: "ACLPolicy",
+    key: (r) => str(r.Name),
+    filterKeys: () => [],
+    namespace: () => "",
+    deleteType: "ACLPolicyDeleted",
+    payload: (r) => r,
+  },
+  acl_roles: {
+    topic: "ACLRole",
+    wrapper: "ACLRole",
+    key: (r) => str(r.ID),
+    filterKeys: () => [],
+    namespace: () => "",
+    deleteType: "ACLRoleDeleted",
+    payload: (r) => r,
+  },
+  acl_auth_methods: {
+    topic: "ACLAuthMethod",
+    wrapper: "ACLAuthMethod",
+    key: (r) => str(r.Name),
+    filterKeys: () => [],
+    namespace: () => "",
+    deleteType: "ACLAuthMethodDeleted",
+    payload: (r) => without(r, "OIDCClientSecretSealed"),
+  },
+  acl_binding_rules: {
+    topic: "ACLBindingRule",
+    wrapper: "ACLBindingRule",
+    key: (r) => str(r.ID),
+    filterKeys: () => [],
+    namespace: () => "",
+    deleteType: "ACLBindingRuleDeleted",
     payload: (r) => r,
   },
 };
 
 /**
  * Nomad's topics that chronomad has no table for yet (service
- * registrations, ACL objects, volumes, variables, operator changes): a
+ * registrations, volumes, variables, operator changes): a
  * subscriber may name them, as in Nomad, and simply gets no events from
  * them until those features exist.
  */
-const SILENT_TOPICS = [
-  "Service",
-  "ACLToken",
-  "ACLPolicy",
-  "ACLRole",
-  "ACLAuthMethod",
-  "ACLBindingRule",
-  "HostVolume",
-  "CSIVolume",
-  "CSIPlugin",
-  "Operator",
-  "Variable",
-];
+const SILENT_TOPICS = ["Service", "HostVolume", "CSIVolume", "CSIPlugin", "Operator", "Variable"];
 
 /** Every topic a subscriber may name, besides `*`. */
 export const TOPIC_NAMES: ReadonlySet<string> = new Set([
@@ -169,7 +209,6 @@ export const EVENT_TYPES: Readonly<Record<string, string | null>> = {
   JobScaled: "JobRegistered",
   JobStabilitySet: null,
   RootKeyCreated: null,
-  // No topic serves the ACL tables yet (issue 28, the change feed); Nomad's names for when one does.
   ACLBootstrapped: "ACLTokenUpserted",
   ACLTokensUpserted: "ACLTokenUpserted",
   ACLTokensDeleted: "ACLTokenDeleted",
@@ -186,11 +225,11 @@ export const EVENT_TYPES: Readonly<Record<string, string | null>> = {
 };
 
 /**
- * The Nomad event Type of a change caused by a record of `eventType`, or
- * null when Nomad would publish nothing for it.
+ * The Nomad event Type of an update (not a delete: see TopicSpec.deleteType)
+ * caused by a record of `eventType`, or null when Nomad would publish
+ * nothing for it.
  */
-export function nomadEventType(eventType: string, deleted: boolean, topic: string): string | null {
-  if (deleted && topic === "Node") return "NodeDeregistration";
+export function nomadEventType(eventType: string, topic: string): string | null {
   // A client's allocation update also stamps its node row (LastAllocUpdateIndex);
   // Nomad's Node.UpdateAlloc publishes no Node event, so neither does this.
   if (topic === "Node" && (eventType === "AllocClientUpdated" || eventType === "AllocsReconnected"))

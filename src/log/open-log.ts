@@ -1,26 +1,54 @@
 import { resolve } from "node:path";
 import type { Logger } from "pino";
 import { type EventLog, LogError } from "./event-log.ts";
-import { openFileLog } from "./file/index.ts";
+import { openFileLog, openFileLogReadOnly } from "./file/index.ts";
 import { openKafkaLog } from "./kafka/index.ts";
+import { assertKafkaTopicExists } from "./kafka-topic-exists.ts";
 import { MemoryLog } from "./memory-log.ts";
+import { ReadOnlyLog } from "./read-only-log.ts";
 
 export interface OpenLogOptions {
   readonly logger: Logger;
   readonly fsync?: "always" | "never";
+  /**
+   * Open an existing log to read it, beside any writer: appends are refused,
+   * nothing is created (a missing file directory or Kafka topic is a
+   * LogError naming it), and a file log is neither locked nor repaired (see
+   * openFileLogReadOnly). For replay sources and `serve --read-only`.
+   */
+  readonly readOnly?: boolean;
 }
 
 /** Opens the log a URL names: `file:DIR`, `memory:`, `kafka://host:port[,host:port]/topic`. */
 export async function openLog(url: string, options: OpenLogOptions): Promise<EventLog> {
-  if (url === "memory:") return new MemoryLog();
-  if (url.startsWith("file:")) {
-    const dir = url.slice("file:".length).replace(/^\/\/(?=\/)/, "");
-    if (!dir) throw new LogError(`log URL ${url} names no directory (use file:DIR)`, "config");
-    return openFileLog(resolve(dir), { fsync: options.fsync ?? "always", logger: options.logger });
+  if (url === "memory:") {
+    if (options.readOnly) {
+      throw new LogError(
+        "memory: cannot be opened read-only: a new memory log holds nothing to read",
+        "config",
+      );
+    }
+    return new MemoryLog();
   }
-  if (url.startsWith("kafka://")) return openKafkaLog(url, { logger: options.logger });
+  if (url.startsWith("file:")) {
+    const dir = fileLogDir(url);
+    if (options.readOnly) return openFileLogReadOnly(dir, { logger: options.logger });
+    return openFileLog(dir, { fsync: options.fsync ?? "always", logger: options.logger });
+  }
+  if (url.startsWith("kafka://")) {
+    if (!options.readOnly) return openKafkaLog(url, { logger: options.logger });
+    await assertKafkaTopicExists(url, options.logger);
+    return new ReadOnlyLog(await openKafkaLog(url, { logger: options.logger }));
+  }
   throw new LogError(
     `unsupported log URL "${url}": use file:DIR, memory: or kafka://host:port[,host:port]/topic`,
     "config",
   );
+}
+
+/** The absolute directory of a `file:DIR` (or `file:///abs/dir`) log URL. */
+export function fileLogDir(url: string): string {
+  const dir = url.slice("file:".length).replace(/^\/\/(?=\/)/, "");
+  if (!dir) throw new LogError(`log URL ${url} names no directory (use file:DIR)`, "config");
+  return resolve(dir);
 }

@@ -45,6 +45,10 @@ export class CoreGc implements LeaderService {
         thresholds: this.thresholds,
       });
       if (events.length === 0) return;
+      // No cause on these records: what makes an object collectable is its
+      // age past a threshold, read on the clock, not a record it follows
+      // from. The records name what they remove, and history keeps the
+      // object's own trail up to its end.
       await ctx.write(gcDrafts(events));
       ctx.logger.info({ events: events.length }, "garbage collected");
     } catch (err) {

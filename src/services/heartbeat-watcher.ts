@@ -13,6 +13,7 @@ import {
   maxClientDisconnectMs,
 } from "../../streams/allocs.ts";
 import type { EvaluationsUpserted } from "../../streams/evals.ts";
+import type { Cause } from "../../streams/event-schema.ts";
 import type { NodeStatus, NodeStatusUpdated } from "../../streams/nodes.ts";
 import type { HeartbeatTimers } from "../nodes/heartbeat-timers.ts";
 import { nodeUpdateEvals, statusChangeNeedsEvals, systemJobsIn } from "../nodes/node-evals.ts";
@@ -204,6 +205,14 @@ export class HeartbeatWatcher implements LeaderService, HeartbeatTimers {
     const missed = missedHeartbeat(node, allocs, now);
     const changed = missed.status !== node.Status;
 
+    // What follows is because the node went down or disconnected. When its
+    // status changes now, that record is in this same run and its index is
+    // not known before the append; otherwise (a disconnected node whose
+    // allocations' windows ran out) the record that made it unresponsive is.
+    const cause: Cause =
+      changed || node.LastMissedHeartbeatIndex === 0
+        ? { type: "NodeStatusUpdated", nodeId: nodeID }
+        : { type: "NodeStatusUpdated", nodeId: nodeID, index: node.LastMissedHeartbeatIndex };
     const drafts: Draft[] = [];
     if (changed) {
       const data: NodeStatusUpdated = {
@@ -226,11 +235,11 @@ export class HeartbeatWatcher implements LeaderService, HeartbeatTimers {
         AllocIDs: missed.unknown,
         ClientDescription: ALLOC_UNKNOWN,
       };
-      drafts.push({ type: "AllocsDisconnected", v: 1, data });
+      drafts.push({ type: "AllocsDisconnected", v: 1, data, cause });
     }
     if (missed.lost.length > 0) {
       const data: AllocsLost = { NodeID: nodeID, AllocIDs: missed.lost, DesiredDescription: ALLOC_LOST };
-      drafts.push({ type: "AllocsLost", v: 1, data });
+      drafts.push({ type: "AllocsLost", v: 1, data, cause });
     }
     if ((changed && statusChangeNeedsEvals(missed.status, node.Status)) || missed.lost.length > 0) {
       const evals = nodeUpdateEvals(
@@ -243,7 +252,7 @@ export class HeartbeatWatcher implements LeaderService, HeartbeatTimers {
       );
       if (evals.length > 0) {
         const data: EvaluationsUpserted = { Evals: evals };
-        drafts.push({ type: "EvaluationsUpserted", v: 1, data });
+        drafts.push({ type: "EvaluationsUpserted", v: 1, data, cause });
       }
     }
 

@@ -3,10 +3,11 @@ import { filter, type Subscription } from "rxjs";
 import type { AllocRow } from "../../projections/allocs.ts";
 import { jobKey } from "../../projections/evals.ts";
 import { goTime } from "../../projections/go-time.ts";
-import type { JobRow } from "../../projections/jobs.ts";
+import { type HistoryEntry, historyKey } from "../../projections/history.ts";
 import type { NodeRow } from "../../projections/nodes.ts";
 import { type AllocsDesiredTransitionUpdated, isTerminalAlloc } from "../../streams/allocs.ts";
 import { type EvaluationSpec, newEvaluation, ZERO_TIME } from "../../streams/evals.ts";
+import type { Cause } from "../../streams/event-schema.ts";
 import type { NodeDrainUpdated } from "../../streams/nodes.ts";
 import type { Draft } from "../store/writer.ts";
 import type { Timer } from "../util/clock.ts";
@@ -22,6 +23,10 @@ import type { LeaderService, ServiceContext } from "./service.ts";
  * go last (unless ignored). At the deadline everything left is marked. When
  * nothing is left on a ready node the drain completes. Driven by table changes; the deadline
  * runs on the Clock.
+ *
+ * Every mark and evaluation names the drain it serves (`cause`: the record
+ * that started the node's drain), one node per record, so an allocation's
+ * history leads to the drain, and from there to who asked for it.
  */
 export class NodeDrainer implements LeaderService {
   readonly name = "node-drainer";
@@ -29,6 +34,8 @@ export class NodeDrainer implements LeaderService {
   private readonly subscriptions: Subscription[] = [];
   /** Nodes with a drain strategy, followed from the node changes. */
   private readonly draining = new Set<string>();
+  /** The log index of the record that started each node's drain, as far as known (see drainCause). */
+  private readonly drainStarts = new Map<string, number>();
   /** A drain ended since the last pass (its deadline timer must go). */
   private ended = false;
   private readonly deadlines = new Map<string, Timer>();
@@ -43,13 +50,19 @@ export class NodeDrainer implements LeaderService {
   start(ctx: ServiceContext): void {
     this.ctx = ctx;
     this.draining.clear();
+    this.drainStarts.clear();
     for (const n of ctx.tables.nodes.all()) if (n.DrainStrategy !== null) this.draining.add(n.ID);
     this.subscriptions.push(
       ctx.store.change$.pipe(filter((c) => c.table === "nodes")).subscribe({
         next: (c) => {
           const after = c.after as NodeRow | undefined;
-          if (after?.DrainStrategy) this.draining.add(c.key);
-          else if (this.draining.delete(c.key)) this.ended = true;
+          if (after?.DrainStrategy) {
+            this.draining.add(c.key);
+            if (!(c.before as NodeRow | undefined)?.DrainStrategy) this.drainStarts.set(c.key, c.index);
+          } else {
+            this.drainStarts.delete(c.key);
+            if (this.draining.delete(c.key)) this.ended = true;
+          }
         },
         error: () => undefined,
       }),
@@ -111,39 +124,49 @@ export class NodeDrainer implements LeaderService {
       ctx.clock.clearTimeout(t);
       this.deadlines.delete(id);
     }
-    const marks: Record<string, { Migrate: boolean }> = {};
-    const jobs = new Map<string, JobRow>();
+    // One record per node, so each names one drain as its cause; the marks
+    // first, then the evaluations, so the scheduler sees every mark of the
+    // pass. One evaluation per job, as Nomad's drainer makes for a batch: it
+    // names the drain of the first node whose allocations of the job move.
+    const drafts: Draft[] = [];
+    const evalDrafts: Draft[] = [];
+    const evaluated = new Set<string>();
     const done: NodeRow[] = [];
+    const now = ctx.clock.now();
     for (const node of draining) {
       this.armDeadline(node);
       const { migrate, remaining } = this.toMigrate(node, live);
-      for (const a of migrate) {
-        marks[a.ID] = { Migrate: true };
-        const job = ctx.tables.jobs.get(jobKey(a.Namespace, a.JobID));
-        if (job) jobs.set(jobKey(job.Namespace, job.ID), job);
-      }
       // Only a node that is up has said what it runs: a drain completes there.
       if (remaining === 0 && migrate.length === 0 && node.Status === "ready") done.push(node);
-    }
-    const drafts: Draft[] = [];
-    const now = ctx.clock.now();
-    if (Object.keys(marks).length > 0) {
+      if (migrate.length === 0) continue;
+      const marks: Record<string, { Migrate: boolean }> = {};
+      const evals: EvaluationSpec[] = [];
+      for (const a of migrate) {
+        marks[a.ID] = { Migrate: true };
+        const key = jobKey(a.Namespace, a.JobID);
+        const job = ctx.tables.jobs.get(key);
+        if (!job || evaluated.has(key)) continue;
+        evaluated.add(key);
+        evals.push(
+          newEvaluation({
+            ID: this.newID(),
+            Namespace: job.Namespace,
+            Priority: job.Priority,
+            Type: job.Type,
+            TriggeredBy: "node-drain",
+            JobID: job.ID,
+            JobModifyIndex: job.JobModifyIndex,
+            CreateTime: now * 1e6,
+          }),
+        );
+      }
+      const cause = this.drainCause(node.ID);
       const data: AllocsDesiredTransitionUpdated = { Allocs: marks };
-      drafts.push({ type: "AllocsDesiredTransitionUpdated", v: 1, data });
-      const evals: EvaluationSpec[] = [...jobs.values()].map((j) =>
-        newEvaluation({
-          ID: this.newID(),
-          Namespace: j.Namespace,
-          Priority: j.Priority,
-          Type: j.Type,
-          TriggeredBy: "node-drain",
-          JobID: j.ID,
-          JobModifyIndex: j.JobModifyIndex,
-          CreateTime: now * 1e6,
-        }),
-      );
-      if (evals.length > 0) drafts.push({ type: "EvaluationsUpserted", v: 1, data: { Evals: evals } });
+      drafts.push({ type: "AllocsDesiredTransitionUpdated", v: 1, data, cause });
+      if (evals.length > 0)
+        evalDrafts.push({ type: "EvaluationsUpserted", v: 1, data: { Evals: evals }, cause });
     }
+    drafts.push(...evalDrafts);
     for (const node of done) {
       const data: NodeDrainUpdated = {
         NodeID: node.ID,
@@ -159,7 +182,7 @@ export class NodeDrainer implements LeaderService {
         },
         Complete: true,
       };
-      drafts.push({ type: "NodeDrainUpdated", v: 1, data });
+      drafts.push({ type: "NodeDrainUpdated", v: 1, data, cause: this.drainCause(node.ID) });
     }
     if (drafts.length > 0) await ctx.write(drafts);
   }
@@ -230,6 +253,26 @@ export class NodeDrainer implements LeaderService {
     return { migrate, remaining };
   }
 
+  /**
+   * The drain `nodeID` is under, as a cause: the record that started it.
+   * Its index comes from the node change this drainer observed when the
+   * drain began (no table read per pass); a drain that began before this
+   * leadership (a restart, a failover) is found once in the node's history,
+   * the audit trail the link points into: its `DrainStrategy` entry from
+   * null to a strategy. Never the clock: the drain's StartedAt is a time,
+   * not a record.
+   */
+  private drainCause(nodeID: string): Cause {
+    let index = this.drainStarts.get(nodeID);
+    if (index === undefined) {
+      index = drainStartIn(this.ctx!.tables.history.get(historyKey("node", nodeID))?.Entries ?? []);
+      if (index !== undefined) this.drainStarts.set(nodeID, index);
+    }
+    return index === undefined
+      ? { type: "NodeDrainUpdated", nodeId: nodeID }
+      : { type: "NodeDrainUpdated", nodeId: nodeID, index };
+  }
+
   /** Wakes a pass when the drain's deadline passes. */
   private armDeadline(node: NodeRow): void {
     const ctx = this.ctx!;
@@ -243,4 +286,16 @@ export class NodeDrainer implements LeaderService {
       ctx.clock.setTimeout(() => this.kick(), wait + 1),
     );
   }
+}
+
+/** The index of the record that started the latest drain in a node's history, if it holds one. */
+export function drainStartIn(entries: readonly HistoryEntry[]): number | undefined {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!;
+    if (e.Field !== "DrainStrategy") continue;
+    if (e.To === null) return undefined;
+    // An update of the strategy: the drain began further back.
+    if (e.From === null) return e.Index;
+  }
+  return undefined;
 }

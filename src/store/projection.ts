@@ -11,6 +11,8 @@ export interface Change<R = unknown> {
   /** The event that caused it, and its envelope time (ms): the event stream names changes by them. */
   readonly event: string;
   readonly at: number;
+  /** The whole record (shared by all its changes): its actor, cause and schema version. */
+  readonly envelope: Envelope;
 }
 
 /** What applying one record did: the answer a waiting writer gets. */

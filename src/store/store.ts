@@ -411,7 +411,16 @@ class RecordContext implements ApplyContext {
     this.touched.add(table);
     const observers = this.observers.get(table);
     if (!observers && !this.changes.observed) return;
-    const change: Change = { table, key, before, after, index: this.index, event: this.event, at: this.at };
+    const change: Change = {
+      table,
+      key,
+      before,
+      after,
+      index: this.index,
+      event: this.event,
+      at: this.at,
+      envelope: this.envelope!,
+    };
     for (const slot of observers ?? []) {
       if (slot.position >= this.index) continue;
       this.observed.add(slot);

@@ -3,7 +3,7 @@ import type { Outcome } from "./projection.ts";
 import type { Store } from "./store.ts";
 
 /** An event as a writer builds it: the envelope minus what the writer stamps on it. */
-export type Draft<E extends Envelope = Envelope> = Pick<E, "type" | "v" | "data">;
+export type Draft<E extends Envelope = Envelope> = Pick<E, "type" | "v" | "data" | "cause">;
 
 export interface Written {
   /** The index of the last record written. */

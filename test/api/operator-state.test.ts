@@ -32,6 +32,33 @@ describe("GET /v1/operator/state-hash", () => {
     expect(after.Hash).not.toBe(body.Hash);
   });
 
+  it("answers ?at_index=N with the digest of the tables as of N, the one the server gave at N", async () => {
+    const s = await startTestServer({ args: ["--server-name", "solo", "--snapshot-every", "3"] });
+    running.push(s);
+    await s.call("/v1/namespace/a", { method: "PUT", body: "{}" });
+    const then = (await (await s.call("/v1/operator/state-hash")).json()) as { Index: number; Hash: string };
+    for (const name of ["b", "c", "d"]) await s.call(`/v1/namespace/${name}`, { method: "PUT", body: "{}" });
+    const now = (await (await s.call("/v1/operator/state-hash")).json()) as { Index: number; Hash: string };
+    expect(now.Index).toBeGreaterThan(then.Index);
+    expect(now.Hash).not.toBe(then.Hash);
+
+    // The past does not change: no wait, even for an index the log has not reached.
+    const past = await s.call(
+      `/v1/operator/state-hash?at_index=${then.Index}&index=${now.Index + 100}&wait=5m`,
+    );
+    expect(past.status).toBe(200);
+    expect(past.headers.get("x-chronomad-at-index")).toBe(String(then.Index));
+    expect(await past.json()).toEqual({ ...then, LeadershipEpoch: 1, Leader: "solo" });
+    // Before anything was written: empty tables, no leader yet.
+    const origin = (await (await s.call("/v1/operator/state-hash?at_index=0")).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(origin).toMatchObject({ Index: 0, LeadershipEpoch: 0, Leader: "" });
+    expect(origin.Hash).not.toBe(then.Hash);
+    expect((await s.call(`/v1/operator/state-hash?at_index=${now.Index + 100}`)).status).toBe(400);
+  });
+
   it("keeps the state of a server restarted alone on its log: no new leadership claim", async () => {
     const first = await startTestServer({ keepDir: true, args: ["--server-name", "solo"] });
     const before = await (await first.call("/v1/operator/state-hash")).json();

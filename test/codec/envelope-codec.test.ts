@@ -1,13 +1,18 @@
 import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Unpackr } from "msgpackr";
 import { describe, expect, it } from "vitest";
 import { CodecError, EnvelopeCodec } from "../../src/codec/envelope-codec.ts";
+import { isWideInteger, widenIntegralFloats } from "../../src/codec/wide-integers.ts";
+import type { Envelope } from "../../streams/event-schema.ts";
 import { allSchemas } from "../../streams/index.ts";
 import { eventSamples } from "./event-samples.ts";
+import { compactPlanSample } from "./job-samples.ts";
 
 const FIXTURES = join(import.meta.dirname, "../fixtures/events");
+/** The same samples as written before integers past 32 bits became msgpack int64 (they were float64s). */
+const FLOAT64_FIXTURES = join(FIXTURES, "float64");
 const codec = new EnvelopeCodec(allSchemas);
 
 describe("envelope codec: golden fixtures", () => {
@@ -30,12 +35,59 @@ describe("envelope codec: golden fixtures", () => {
   }
 
   it("writes plain msgpack that a decoder without msgpackr extensions reads", async () => {
-    const plain = new Unpackr({ useRecords: false, mapsAsObjects: true });
+    const plain = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsType: "number" });
     for (const sample of eventSamples) {
       const bytes = await readFile(join(FIXTURES, `${sample.type}.v${sample.v}.msgpack`));
       // No ext types (0xc7-0xc9, 0xd4-0xd8) anywhere: only spec msgpack.
       expect(plain.unpack(bytes)).toEqual(sample);
     }
+  });
+
+  it("writes every integer past 32 bits as a msgpack integer, which a BigInt reader gets exactly", async () => {
+    const exact = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsType: "bigint" });
+    let wide = 0;
+    const asBigInts = (x: unknown): unknown => {
+      if (typeof x === "number" && isWideInteger(x)) {
+        wide++;
+        return BigInt(x);
+      }
+      if (Array.isArray(x)) return x.map(asBigInts);
+      if (typeof x === "object" && x !== null)
+        return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, asBigInts(v)]));
+      return x;
+    };
+    for (const sample of eventSamples) {
+      const bytes = await readFile(join(FIXTURES, `${sample.type}.v${sample.v}.msgpack`));
+      expect(exact.unpack(bytes), sample.type).toEqual(asBigInts(sample));
+    }
+    // `at` of every sample, and nanosecond times such as RootKeyCreated's CreateTime.
+    expect(wide).toBeGreaterThan(eventSamples.length);
+  });
+});
+
+describe("envelope codec: records written with float64 integers", () => {
+  const samples = new Map<string, Envelope>(eventSamples.map((e) => [`${e.type}.v${e.v}.msgpack`, e]));
+  samples.set("AllocsPlanApplied.v1.compact.msgpack", compactPlanSample);
+
+  it("still decode to the same values, and are the int64 bytes but for the integers' encoding", async () => {
+    const names = (await readdir(FLOAT64_FIXTURES)).filter((n) => n.endsWith(".msgpack"));
+    expect(names.length).toBeGreaterThan(0);
+    let compared = 0;
+    for (const name of names) {
+      const old = await readFile(join(FLOAT64_FIXTURES, name));
+      // Each holds at least `at` (unix ms, past 2^32) as a float64.
+      expect(old.includes(0xcb), name).toBe(true);
+      const decoded = codec.decode(old);
+      const sample = samples.get(name);
+      if (!sample) continue; // a sample that has since moved to a newer version
+      expect(decoded, name).toEqual(sample);
+      const current = await readFile(join(FIXTURES, name));
+      expect(Buffer.from(widenIntegralFloats(Uint8Array.from(old))).toString("hex"), name).toBe(
+        current.toString("hex"),
+      );
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(0);
   });
 });
 

@@ -39,16 +39,20 @@ const NOMAD_TYPES = new Set([
 ]);
 const CHRONOMAD_TYPES = new Set(["NamespaceUpserted", "NamespaceDeleted"]);
 
-const change = (fields: Partial<Change>): Change => ({
-  table: "jobs",
-  key: "k",
-  before: undefined,
-  after: { ID: "web", Namespace: "default" },
-  index: 9,
-  event: "JobRegistered",
-  at: 0,
-  ...fields,
-});
+const change = (fields: Partial<Change>): Change => {
+  const event = fields.event ?? "JobRegistered";
+  return {
+    table: "jobs",
+    key: "k",
+    before: undefined,
+    after: { ID: "web", Namespace: "default" },
+    index: 9,
+    event,
+    at: 0,
+    envelope: { type: event, v: 1, at: 0, data: {} },
+    ...fields,
+  };
+};
 
 describe("event types", () => {
   it("give every record type of the log a Nomad type, or none", () => {
@@ -88,11 +92,51 @@ describe("event types", () => {
     );
   });
 
-  it("publish nothing for writes Nomad publishes nothing for (eval deletes and reaps)", () => {
+  it("publish no update for writes Nomad publishes nothing for (eval deletes and reaps)", () => {
     for (const event of ["EvaluationsDeleted", "EvaluationsDeletedByFilter", "GarbageCollected"]) {
       // A job whose status moved because its evaluations went.
       expect(eventOf(change({ event, before: { ID: "web", Status: "pending" } })), event).toBeUndefined();
     }
+  });
+
+  it("publish every delete, with Nomad's type where Nomad has one and the record that removed it", () => {
+    const removed = (table: string, before: Record<string, unknown>, event: string) =>
+      eventOf(change({ table, before, after: undefined, event }));
+    expect(removed("jobs", { ID: "web", Namespace: "default" }, "GarbageCollected")).toMatchObject({
+      Topic: "Job",
+      Type: "JobDeregistered",
+      Key: "web",
+      Op: "delete",
+      Record: "GarbageCollected",
+      Payload: { Job: { ID: "web" } },
+    });
+    const alloc = { ID: "a", Namespace: "default", JobID: "web", DeploymentID: "" };
+    expect(removed("allocs", alloc, "GarbageCollected")).toMatchObject({
+      Topic: "Allocation",
+      Type: "AllocationDeleted",
+      FilterKeys: ["web"],
+      Op: "delete",
+    });
+    expect(
+      removed("evals", { ID: "e", Namespace: "default", JobID: "web" }, "EvaluationsDeletedByFilter"),
+    ).toMatchObject({ Topic: "Evaluation", Type: "EvaluationDeleted", Record: "EvaluationsDeletedByFilter" });
+    expect(removed("nodes", { ID: "n" }, "NodeDeregistered")?.Type).toBe("NodeDeregistration");
+  });
+
+  it("publish ACL objects on Nomad's ACL topics without a secret or its hash", () => {
+    const token = { AccessorID: "acc", SecretIDHash: "h", Name: "ops" };
+    expect(eventOf(change({ table: "acl_tokens", after: token, event: "ACLTokensUpserted" }))).toMatchObject({
+      Topic: "ACLToken",
+      Type: "ACLTokenUpserted",
+      Key: "acc",
+      Payload: { ACLToken: { AccessorID: "acc", SecretID: "", Name: "ops" } },
+    });
+    const e = eventOf(change({ table: "acl_tokens", after: token, event: "ACLTokensUpserted" }));
+    expect(JSON.stringify(e)).not.toContain('"h"');
+    const method = { Name: "sso", OIDCClientSecretSealed: { c: "x" } };
+    expect(
+      eventOf(change({ table: "acl_auth_methods", after: method, event: "ACLAuthMethodsUpserted" }))?.Payload,
+    ).toEqual({ ACLAuthMethod: { Name: "sso" } });
   });
 
   it("send Node payloads with an empty SecretID, never a secret or its hash", () => {

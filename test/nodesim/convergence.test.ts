@@ -3,17 +3,9 @@ import { convergence } from "../../src/nodesim/convergence.ts";
 import { NodeSimulator } from "../../src/nodesim/simulator.ts";
 import { registerJobs, type WorkloadJob, workloadJobs } from "../../src/nodesim/workload.ts";
 import { startTestServer, type TestServer } from "../server-harness.ts";
-import { allocsTable, eventually, nodesTable } from "./fixtures.ts";
+import { allocsTable, eventually, FAST_HEARTBEATS, nodesTable } from "./fixtures.ts";
 
 const NODES = 200;
-const FAST_HEARTBEATS = [
-  "--min-heartbeat-ttl",
-  "1s",
-  "--max-heartbeats-per-second",
-  "1000",
-  "--heartbeat-grace",
-  "1s",
-];
 
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {

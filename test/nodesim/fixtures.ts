@@ -1,9 +1,30 @@
 import { randomUUID } from "node:crypto";
 import type { AllocRow } from "../../projections/allocs.ts";
 import type { NodeRow } from "../../projections/nodes.ts";
+import type { NodeSimOptions } from "../../src/nodesim/simulator.ts";
 import { writeEvents } from "../../src/store/writer.ts";
 import { type AllocJob, type AllocTaskGroup, newAllocation } from "../../streams/allocs.ts";
 import type { TestServer } from "../server-harness.ts";
+
+/** Short TTLs so heartbeats and missed heartbeats happen within a test: TTL 1–2 s, grace 1 s. */
+export const FAST_HEARTBEATS = [
+  "--min-heartbeat-ttl",
+  "1s",
+  "--max-heartbeats-per-second",
+  "1000",
+  "--heartbeat-grace",
+  "1s",
+];
+
+/** A simulated driver that sets up, starts and kills tasks within tens of milliseconds, never failing. */
+export const FAST_DRIVER: NodeSimOptions["driver"] = {
+  setup: { min: 5, max: 20 },
+  pull: { min: 10, max: 50 },
+  start: { min: 20, max: 100 },
+  kill: { min: 10, max: 50 },
+  failureRate: 0,
+  eventInterval: 0,
+};
 
 /** An allocation's job snapshot with one group of tasks, as the simulated driver reads it. */
 export function simJob(

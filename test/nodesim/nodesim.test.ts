@@ -2,18 +2,17 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type NodeSimOptions, NodeSimulator } from "../../src/nodesim/simulator.ts";
 import { HOUR_NS } from "../api/node-fixtures.ts";
 import { startTestServer, type TestServer } from "../server-harness.ts";
-import { allocsTable, eventually, nodesTable, placeMany, simJob, stopAllocs } from "./fixtures.ts";
+import {
+  allocsTable,
+  eventually,
+  FAST_HEARTBEATS,
+  nodesTable,
+  placeMany,
+  simJob,
+  stopAllocs,
+} from "./fixtures.ts";
 
 const NODES = 200;
-/** Short TTLs so heartbeats and missed heartbeats happen within a test: TTL 1–2 s, grace 1 s. */
-const FAST_HEARTBEATS = [
-  "--min-heartbeat-ttl",
-  "1s",
-  "--max-heartbeats-per-second",
-  "1000",
-  "--heartbeat-grace",
-  "1s",
-];
 const FAST_DRIVER: NodeSimOptions["driver"] = {
   setup: { min: 5, max: 20 },
   pull: { min: 10, max: 50 },

@@ -42,7 +42,10 @@ export const agentPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
 
   app.get("/v1/agent/self", async (request) => {
     if (!request.identity.allows("", "agent:read")) throw ApiError.forbidden();
-    return agentSelf(ctx);
+    const self = agentSelf(ctx);
+    // chronomad's own: a forensic server (serve --read-only) says so where its settings are read.
+    (self.config as Record<string, unknown>).ReadOnly = ctx.config.readOnly;
+    return self;
   });
   refuseOtherMethods(app, "/v1/agent/self", ["GET"]);
 

@@ -26,12 +26,19 @@ export const eventsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => 
             index: { type: "integer", minimum: 0 },
             topic: { type: "array", items: { type: "string" } },
             namespace: { type: "string" },
+            // chronomad's complete change feed: every change, with its actor, cause and before-image.
+            changes: { type: "string", enum: ["nomad", "all"] },
           },
         },
       },
     },
     async (request, reply) => {
-      const query = request.query as { index?: number; topic?: string[]; namespace?: string };
+      const query = request.query as {
+        index?: number;
+        topic?: string[];
+        namespace?: string;
+        changes?: "nomad" | "all";
+      };
       const topics = parseTopics(query.topic ?? []);
       const namespace = query.namespace || "default";
       if (!mayRead(request.identity, topics, namespace)) throw ApiError.forbidden();
@@ -46,6 +53,9 @@ export const eventsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => 
       subscribers++;
       reply.raw.once("close", () => subscribers--);
       reply.hijack();
+      // Which cluster's history this is: an exporter refuses to mix two clusters' rows in one target.
+      const cluster = ctx.tables.cluster.get("cluster");
+      if (cluster) reply.raw.setHeader("X-Chronomad-Cluster-Id", cluster.ClusterID);
       new EventStreamConnection(
         ctx,
         request.raw,
@@ -53,6 +63,7 @@ export const eventsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => 
         topics,
         namespace,
         query.index ?? 0,
+        query.changes === "all",
         tokenRevocation(ctx, request.identity),
       );
     },

@@ -1,8 +1,13 @@
 import type { FastifyPluginAsync } from "fastify";
 import { historyKey } from "../../../projections/history.ts";
+import { parseListQuery } from "../../query/paginator.ts";
+import { QueryError } from "../../query/query-error.ts";
 import { ApiError } from "../api-error.ts";
 import { blockingQuery } from "../blocking-query.ts";
 import type { ApiContext } from "../context.ts";
+import { pageOfEntries, parseEntryToken } from "../history-pages.ts";
+import { badRequestOnQueryError } from "../list-pages.ts";
+import { COMMON_READ_PARAMS, textQuery } from "../request-schemas.ts";
 
 /**
  * Namespaced objects are read with read-job in their namespace; nodes with
@@ -21,10 +26,30 @@ const ROUTES = [
   { path: "/v1/acl/binding-rule/:id/history", param: "id", object: "acl_binding_rule", namespaced: false },
 ] as const;
 
+const historyQuery = textQuery(
+  "namespace",
+  "filter",
+  "per_page",
+  "next_token",
+  "reverse",
+  ...COMMON_READ_PARAMS,
+);
+
 /**
  * The audit trail of one object: every transition in log order, with its
  * index, time, field, from -> to, cause and actor. Answered from the history
  * table, which keeps transitions after the object is garbage collected.
+ *
+ * Listed as Nomad lists: `per_page` and `next_token` page through the
+ * entries in (Index, position within the index) order, `X-Nomad-NextToken`
+ * names the first entry of the next page as `<Index>.<n>`, `reverse=true`
+ * starts from the newest, and `filter` is a bexpr expression over an entry's
+ * fields (Index, Time, Field, From, To, Cause.*, Actor.*). As in Nomad's
+ * lists, an expression that cannot be evaluated on an entry fails the page:
+ * From and To hold a string on one entry and an object on the next (the
+ * `(created)` entry's first values), so compare them after the Field, as in
+ * `Field == "ClientStatus" and To == "failed"`. With `?at_index=N`, the
+ * entries up to index N.
  */
 export const historyPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
   for (const route of ROUTES) {
@@ -37,25 +62,40 @@ export const historyPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) =>
             properties: { [route.param]: { type: "string", minLength: 1 } },
             required: [route.param],
           },
-          querystring: { type: "object", properties: { namespace: { type: "string" } } },
+          querystring: historyQuery,
         },
       },
       async (request, reply) => {
         const id = (request.params as Record<string, string>)[route.param]!;
-        const { namespace = "default" } = request.query as { namespace?: string };
+        const query = request.query as Record<string, unknown>;
+        const namespace =
+          typeof query.namespace === "string" && query.namespace !== "" ? query.namespace : "default";
+        // Every parameter is checked before anything is read or waited for.
+        const list = badRequestOnQueryError(() => {
+          const parsed = parseListQuery(query);
+          if (parsed.nextToken !== "" && parseEntryToken(parsed.nextToken) === undefined) {
+            throw new QueryError(
+              `next_token must be <Index>.<n> as X-Nomad-NextToken gives it, or an index, got ${JSON.stringify(parsed.nextToken)}`,
+            );
+          }
+          return parsed;
+        });
         const { history } = request.view.tables;
-        const body = await blockingQuery(ctx, request, reply, ["history"], () => {
+        const found = await blockingQuery(ctx, request, reply, ["history"], () => {
           const row = history.get(historyKey(route.object, id));
           // Job IDs are unique per namespace only.
-          const found = row && (route.object !== "job" || row.Namespace === namespace) ? row : undefined;
-          return { index: found?.ModifyIndex ?? history.index, body: found?.Entries ?? [] };
+          const mine = row && (route.object !== "job" || row.Namespace === namespace) ? row : undefined;
+          return { index: mine?.ModifyIndex ?? history.index, body: mine };
         });
-        if (body.length === 0) throw ApiError.notFound(`no history for ${route.object} ${id}`);
-        const owner = request.view.tables.history.get(historyKey(route.object, id));
-        if (route.namespaced && !request.identity.allows(owner?.Namespace || namespace, "read-job")) {
+        if (found === undefined || found.Entries.length === 0) {
+          throw ApiError.notFound(`no history for ${route.object} ${id}`);
+        }
+        if (route.namespaced && !request.identity.allows(found.Namespace || namespace, "read-job")) {
           throw ApiError.forbidden();
         }
-        return body;
+        const page = await badRequestOnQueryError(() => pageOfEntries(found.Entries, list));
+        if (page.nextToken !== "") reply.header("X-Nomad-NextToken", page.nextToken);
+        return page.items;
       },
     );
   }

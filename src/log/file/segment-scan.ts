@@ -43,6 +43,12 @@ export interface ScanOptions {
   readonly onFrame?: (index: number, offset: number, payloadLength: number) => void;
   /** Stop after this index (inclusive): repair only needs the prefix it keeps. */
   readonly untilIndex?: number;
+  /**
+   * Go on from a frame boundary an earlier scan of this file reached (its
+   * header and the frames before were checked then): a reader following a
+   * segment that grows reads only the new bytes.
+   */
+  readonly resumeAt?: { readonly offset: number; readonly index: number };
 }
 
 const SCAN_CHUNK = 1 << 20;
@@ -62,6 +68,7 @@ export async function scanSegment(
     const file = new ChunkedFile(fh, path, fileSize, SCAN_CHUNK);
     const base = { path, fileSize, records: 0, validEnd: 0, firstIndex: nameFirstIndex };
 
+    if (options.resumeAt) return await walkFrames(file, base, nameFirstIndex, options.resumeAt, options);
     if (fileSize < HEADER_SIZE) {
       // A segment is created and its header made durable before any record is
       // written to it, so a short header can only be a creation cut short.
@@ -78,43 +85,60 @@ export async function scanSegment(
       return { ...base, problem: { offset: 0, reason, tornTail: false } };
     }
 
-    const first = header.firstIndex;
-    const until = options.untilIndex ?? Number.POSITIVE_INFINITY;
-    let pos = HEADER_SIZE;
-    let index = first;
-    const bad = async (reason: string): Promise<SegmentScan> => {
-      const tornTail = options.classifyTail && !(await hasValidFrameAfter(file, pos, fileSize));
-      return {
-        ...base,
-        firstIndex: first,
-        records: index - first,
-        validEnd: pos,
-        problem: { offset: pos, index, reason, tornTail },
-      };
-    };
-    while (pos < fileSize && index <= until) {
-      if (fileSize - pos < FRAME_HEADER_SIZE) return bad("incomplete frame header");
-      let buf = file.peek(pos, FRAME_HEADER_SIZE) ?? (await file.at(pos, FRAME_HEADER_SIZE));
-      let at = pos - file.chunkStart();
-      const length = buf.readUInt32LE(at);
-      if (length > MAX_RECORD_BYTES || length > fileSize - pos - FRAME_HEADER_SIZE) {
-        return bad(`frame length ${length} runs past the end of the file`);
-      }
-      if (options.verifyCrc) {
-        buf = file.peek(pos, FRAME_HEADER_SIZE + length) ?? (await file.at(pos, FRAME_HEADER_SIZE + length));
-        at = pos - file.chunkStart();
-        const stored = buf.readUInt32LE(at + 4);
-        const start = at + FRAME_HEADER_SIZE;
-        if (frameChecksum(buf, start, start + length) !== stored) return bad("CRC mismatch");
-      }
-      options.onFrame?.(index, pos, length);
-      pos += FRAME_HEADER_SIZE + length;
-      index++;
-    }
-    return { ...base, firstIndex: first, records: index - first, validEnd: pos };
+    return await walkFrames(
+      file,
+      base,
+      header.firstIndex,
+      { offset: HEADER_SIZE, index: header.firstIndex },
+      options,
+    );
   } finally {
     await fh.close();
   }
+}
+
+/** The frames of a segment whose header holds, from `start` (a frame boundary) to the end or the first problem. */
+async function walkFrames(
+  file: ChunkedFile,
+  base: { path: string; fileSize: number },
+  first: number,
+  start: { readonly offset: number; readonly index: number },
+  options: ScanOptions,
+): Promise<SegmentScan> {
+  const { fileSize } = base;
+  const until = options.untilIndex ?? Number.POSITIVE_INFINITY;
+  let pos = start.offset;
+  let index = start.index;
+  const bad = async (reason: string): Promise<SegmentScan> => {
+    const tornTail = options.classifyTail && !(await hasValidFrameAfter(file, pos, fileSize));
+    return {
+      ...base,
+      firstIndex: first,
+      records: index - first,
+      validEnd: pos,
+      problem: { offset: pos, index, reason, tornTail },
+    };
+  };
+  while (pos < fileSize && index <= until) {
+    if (fileSize - pos < FRAME_HEADER_SIZE) return bad("incomplete frame header");
+    let buf = file.peek(pos, FRAME_HEADER_SIZE) ?? (await file.at(pos, FRAME_HEADER_SIZE));
+    let at = pos - file.chunkStart();
+    const length = buf.readUInt32LE(at);
+    if (length > MAX_RECORD_BYTES || length > fileSize - pos - FRAME_HEADER_SIZE) {
+      return bad(`frame length ${length} runs past the end of the file`);
+    }
+    if (options.verifyCrc) {
+      buf = file.peek(pos, FRAME_HEADER_SIZE + length) ?? (await file.at(pos, FRAME_HEADER_SIZE + length));
+      at = pos - file.chunkStart();
+      const stored = buf.readUInt32LE(at + 4);
+      const payload = at + FRAME_HEADER_SIZE;
+      if (frameChecksum(buf, payload, payload + length) !== stored) return bad("CRC mismatch");
+    }
+    options.onFrame?.(index, pos, length);
+    pos += FRAME_HEADER_SIZE + length;
+    index++;
+  }
+  return { ...base, firstIndex: first, records: index - first, validEnd: pos };
 }
 
 async function isAllZero(file: ChunkedFile, from: number, to: number): Promise<boolean> {

@@ -1,6 +1,8 @@
+import { historyKey } from "../../../projections/history.ts";
 import type { Projections } from "../../../projections/index.ts";
 import type { AllocPlacement, AllocsPlanApplied } from "../../../streams/allocs.ts";
 import type { EvaluationSpec, EvaluationsUpserted } from "../../../streams/evals.ts";
+import type { Cause } from "../../../streams/event-schema.ts";
 import type { Draft, Written } from "../../store/writer.ts";
 import type { Plan } from "./plan.ts";
 
@@ -32,13 +34,14 @@ export async function submitPlan(
   followups: readonly EvaluationSpec[],
   newID: () => string,
 ): Promise<PlanResult> {
+  const cause = planCause(tables, plan.evalID);
   const drafts: Draft[] = [];
   if (followups.length > 0) {
     const data: EvaluationsUpserted = { Evals: followups };
-    drafts.push({ type: "EvaluationsUpserted", v: 1, data });
+    drafts.push({ type: "EvaluationsUpserted", v: 1, data, cause });
   }
   const records = planRecords(plan, newID);
-  for (const data of records) drafts.push({ type: "AllocsPlanApplied", v: 1, data });
+  for (const data of records) drafts.push({ type: "AllocsPlanApplied", v: 1, data, cause });
   const written = await write(drafts);
   let fullCommit = written.outcomes.every((o) => o.status === "applied");
   for (const r of records) if (tables.planRefusals.has(r.PlanID!)) fullCommit = false;
@@ -51,6 +54,22 @@ export async function submitPlan(
     placedByGroup[p.TaskGroup] = (placedByGroup[p.TaskGroup] ?? 0) + 1;
   }
   return { fullCommit, progress, placedByGroup, index: written.index };
+}
+
+/**
+ * What a plan (and the follow-up evaluations it creates) follows from: its
+ * evaluation, by the record that created it, so an allocation's history
+ * leads to the evaluation and from there to whatever caused that (a drain,
+ * a node going down, a job registration). Most evaluations come in
+ * EvaluationsUpserted records; a job's own (register, deregister, scale) in
+ * the job's record, which the evaluation's first history entry names.
+ */
+export function planCause(tables: Projections["tables"], evalID: string): Cause {
+  const created = tables.evals.get(evalID)?.CreateIndex;
+  if (created === undefined) return { type: "EvaluationsUpserted", evalId: evalID };
+  const first = tables.history.get(historyKey("evaluation", evalID))?.Entries[0];
+  const type = first?.Index === created && typeof first.Cause.Event === "string" ? first.Cause.Event : "";
+  return { type: type || "EvaluationsUpserted", evalId: evalID, index: created };
 }
 
 /** The plan as AllocsPlanApplied records: everything but the bulk of the placements in the first. */

@@ -130,7 +130,8 @@ describe("DELETE /v1/evaluations", () => {
     // The audit trail: who, with what, how many expected and deleted.
     const [row] = [...audit(s).all()];
     expect(row).toMatchObject({
-      By: { kind: "anonymous", id: "anonymous" },
+      // A caller of a cluster without ACLs is known by its address.
+      By: { kind: "remote", id: "127.0.0.1", addr: "127.0.0.1" },
       Filter: 'Status == "pending"',
       Pages: 30,
       Expected: pending.length,

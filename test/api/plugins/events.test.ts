@@ -43,6 +43,52 @@ describe("GET /v1/event/stream", () => {
     expect(new Set(seen).size).toBe(seen.length);
   });
 
+  it("publishes deletes on the default stream, and every change with its actor and before-image with changes=all", async () => {
+    const s = await start();
+    await putNamespaces(s, ["gone"]);
+    const del = await s.call("/v1/namespace/gone", {
+      method: "DELETE",
+      headers: { "User-Agent": "ops-script" },
+    });
+    expect(del.status).toBe(200);
+    const nomad = await readStream(`${s.url}/v1/event/stream?index=0&topic=Namespace`, (f) =>
+      f.some((x) => x.Events?.some((e) => e.Type === "NamespaceDeleted")),
+    );
+    const deleted = nomad.frames.flatMap((f) => f.Events ?? []).find((e) => e.Type === "NamespaceDeleted");
+    expect(deleted).toMatchObject({ Key: "gone", Op: "delete", Record: "NamespaceDeleted" });
+    // Nomad's own events carry no chronomad field.
+    const created = nomad.frames.flatMap((f) => f.Events ?? []).find((e) => e.Key === "gone");
+    expect(Object.keys(created!)).toEqual([
+      "Topic",
+      "Type",
+      "Key",
+      "Namespace",
+      "FilterKeys",
+      "Index",
+      "Payload",
+    ]);
+
+    const all = await readStream(`${s.url}/v1/event/stream?index=0&topic=Namespace&changes=all`, (f) =>
+      f.some((x) => x.Events?.some((e) => (e as { Op?: string }).Op === "delete")),
+    );
+    const changes = all.frames.flatMap((f) => f.Events ?? []) as unknown as Record<string, unknown>[];
+    expect(changes.find((e) => e.Key === "gone" && e.Op === "create")).toMatchObject({
+      Seq: 0,
+      Before: null,
+      Actor: { kind: "remote", addr: "127.0.0.1" },
+    });
+    expect(changes.find((e) => e.Key === "gone" && e.Op === "delete")).toMatchObject({
+      Type: "NamespaceDeleted",
+      Record: "NamespaceDeleted",
+      SchemaVersion: 1,
+      Before: { Namespace: { Name: "gone" } },
+      Actor: { kind: "remote", userAgent: "ops-script" },
+    });
+    const refused = await s.call("/v1/event/stream?changes=some");
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toMatch(/changes/);
+  });
+
   it("delivers every later frame exactly once after a reconnect with index=N", async () => {
     for (const bufferSize of ["10000", "2"]) {
       // With a buffer of 2 events (2 frames here) the older cursor is served by replaying the log.
