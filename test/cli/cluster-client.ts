@@ -58,8 +58,12 @@ export async function runJob(target: Target, nodes: readonly TestNode[], jobId: 
   expect(res.status, await res.text()).toBe(200);
   let index = 0;
   let alloc: AllocView | undefined;
-  for (let tries = 0; !alloc; tries++) {
-    if (tries === 10) throw new Error(`job ${jobId} was never placed`);
+  // A deadline, not a number of tries: every allocation change in the
+  // cluster wakes the blocking query, and on a loaded machine many may come
+  // before this job's placement. The deadline is a safety net, not a measurement.
+  const deadline = Date.now() + 60_000;
+  while (!alloc) {
+    if (Date.now() > deadline) throw new Error(`job ${jobId} was never placed`);
     const page = await fetch(`${target.url}/v1/job/${jobId}/allocations?index=${index}&wait=5s`);
     index = Number(page.headers.get("x-nomad-index"));
     alloc = ((await page.json()) as AllocView[])[0];
