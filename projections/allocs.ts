@@ -6,6 +6,7 @@ import {
   type ClientAllocUpdate,
   type DesiredTransition,
   isClientTerminal,
+  isServerTerminal,
   needsToReconnect,
 } from "../streams/allocs.ts";
 import { isUnresponsive } from "../streams/nodes.ts";
@@ -39,6 +40,12 @@ export function allocsProjection(nodes: Table<NodeRow>, jobVersions?: Table<JobR
       eval: (a) => a.EvalID || undefined,
       namespace: (a) => a.Namespace,
       deployment: (a) => a.DeploymentID || undefined,
+      // Nomad's conditional signing_key index: the allocations that may still
+      // present an identity signed by a key. Only those done on both sides
+      // (the server stopped them and the client finished) leave it, so a key
+      // is not collected while a poststop task can still use its identity.
+      signing_key: (a) =>
+        a.SigningKeyID && !(isServerTerminal(a) && isClientTerminal(a)) ? a.SigningKeyID : undefined,
     },
     order: byCreateIndexThenId,
   });
@@ -51,7 +58,8 @@ export function allocsProjection(nodes: Table<NodeRow>, jobVersions?: Table<JobR
   const projection: Projection = {
     name: "allocs",
     // 3: placed allocations carry the legacy Resources total.
-    version: 3,
+    // 4: compact placements and in-place updates take the record's SigningKeyID.
+    version: 4,
     tables: [allocs, refusals],
     reads: jobVersions ? ["nodes", "jobs"] : ["nodes"],
     handles: new Set([

@@ -110,6 +110,9 @@ export const TRACKED: Readonly<Record<string, Tracked>> = {
   },
   // Who created, activated or retired which key; never its material (rows hold none).
   root_keys: { object: "root_key", fields: ["State", "Algorithm"], lists: {} },
+  // Who wrote or removed which variable, and under which root key: never its
+  // sealed Data, nor its items (rows hold them only sealed).
+  variables: { object: "variable", fields: ["KeyID", "ModifyIndex"], lists: {} },
   // Who granted what, when (issue 17). Rows hold no secret: a token's secret is only its hash and is not tracked.
   acl_tokens: {
     object: "acl_token",
@@ -158,7 +161,8 @@ export function historyProjection(observedTables: readonly string[]) {
 
   const projection: Projection = {
     name: "history",
-    version: 5,
+    // 6: variables are tracked.
+    version: 6,
     tables: [history],
     handles: new Set(),
     evolve() {},

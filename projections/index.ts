@@ -17,6 +17,7 @@ import { nodesProjection } from "./nodes.ts";
 import { rootKeysProjection } from "./root-keys.ts";
 import { scalingProjection } from "./scaling.ts";
 import { schedulerConfigProjection } from "./scheduler-config.ts";
+import { variablesProjection } from "./variables.ts";
 
 /**
  * Fresh, empty instances of every projection, in the order they apply a
@@ -25,7 +26,8 @@ import { schedulerConfigProjection } from "./scheduler-config.ts";
 export function createProjections() {
   const cluster = clusterProjection();
   const leadership = leadershipProjection();
-  const namespaces = namespacesProjection();
+  const variables = variablesProjection();
+  const namespaces = namespacesProjection(variables.variables);
   const schedulerConfig = schedulerConfigProjection();
   const rootKeys = rootKeysProjection();
   const acl = aclProjection();
@@ -51,6 +53,7 @@ export function createProjections() {
     namespaces.projection,
     schedulerConfig.projection,
     rootKeys.projection,
+    variables.projection,
     acl.projection,
     aclSso.projection,
     // Before evals: a job registration it refuses must not create its evaluation.
@@ -86,6 +89,8 @@ export function createProjections() {
       evalDeletes: evals.evalDeletes,
       schedulerConfig: schedulerConfig.schedulerConfig,
       rootKeys: rootKeys.rootKeys,
+      variables: variables.variables,
+      variablesQuota: variables.quotas,
       aclTokens: acl.tokens,
       aclPolicies: acl.policies,
       aclRoles: acl.roles,

@@ -2,19 +2,22 @@ import type { Projection } from "../src/store/projection.ts";
 import { stamped, Table } from "../src/store/table.ts";
 import type { ClusterEvent } from "../streams/cluster.ts";
 import type { NamespaceEvent, NamespaceSpec } from "../streams/namespaces.ts";
+import { namespaceVariablesRefusal, type VariableTable } from "./variables.ts";
 
 export type NamespaceRow = NamespaceSpec & { readonly CreateIndex: number; readonly ModifyIndex: number };
 
 export const DEFAULT_NAMESPACE = "default";
 
-export function namespacesProjection() {
+/** `variables`: a namespace that still holds one is not deleted (Nomad's DeleteNamespaces). */
+export function namespacesProjection(variables: VariableTable) {
   const namespaces = new Table<NamespaceRow>({ name: "namespaces", key: (n) => n.Name });
   const projection: Projection = {
     name: "namespaces",
-    version: 1,
+    // 2: a delete is refused while the namespace holds a variable.
+    version: 2,
     tables: [namespaces],
     // A rejected second bootstrap must not create the default namespace again.
-    reads: ["cluster"],
+    reads: ["cluster", "variables"],
     handles: new Set(["ClusterBootstrapped", "NamespaceUpserted", "NamespaceDeleted"]),
     evolve(ctx, event) {
       const e = event as NamespaceEvent | ClusterEvent;
@@ -44,6 +47,12 @@ export function namespacesProjection() {
           }
           if (!namespaces.has(e.data.Name)) {
             ctx.reject(404, `namespace ${e.data.Name} not found`);
+            return;
+          }
+          // Checked again here: a variable may have been written since the handler looked.
+          const holds = namespaceVariablesRefusal(variables, e.data.Name);
+          if (holds) {
+            ctx.reject(400, holds);
             return;
           }
           ctx.delete(namespaces, e.data.Name);

@@ -260,6 +260,8 @@ export function applyPlan(ctx: ApplyContext, t: PlanTables, plan: AllocsPlanAppl
         EvalID: plan.EvalID,
         DeploymentID: deploymentID,
         DeploymentStatus: deploymentID === stored.DeploymentID ? stored.DeploymentStatus : null,
+        // Nomad signs every allocation the plan updates again, with the active key.
+        SigningKeyID: plan.SigningKeyID || stored.SigningKeyID,
         ModifyTime: nowNs,
         ModifyIndex: ctx.index,
         AllocModifyIndex: ctx.index,
@@ -449,7 +451,7 @@ function placedRow(
     FollowupEvalID: "",
     PreemptedAllocations: null,
     PreemptedByAllocation: "",
-    SigningKeyID: "",
+    SigningKeyID: plan.SigningKeyID ?? "",
     CreateTime: nowNs,
     ModifyTime: nowNs,
   };

@@ -55,6 +55,12 @@ export interface ServerConfig {
   readonly keyringKek: string;
   /** A file holding the cluster key-encryption key, base64. */
   readonly keyringKekFile: string;
+  /** Nomad's root_key_gc_interval (ms): how often the leader rotates an old root key or collects unused ones. */
+  readonly rootKeyGcInterval: number;
+  /** Nomad's root_key_gc_threshold (ms): how old an unused, inactive root key must be to be deleted. */
+  readonly rootKeyGcThreshold: number;
+  /** Nomad's root_key_rotation_threshold (ms): the age at which the active root key is rotated. */
+  readonly rootKeyRotationThreshold: number;
   /** Nomad's oidc_issuer: when set, /.well-known/openid-configuration is served. */
   readonly oidcIssuer: string;
   /** Nomad's `acl { enabled }`: every request is then authorized by its token. */
@@ -215,6 +221,24 @@ const SETTINGS: readonly Setting[] = [
     help: "file holding the cluster key-encryption key, base64",
   },
   {
+    name: "root_key_gc_interval",
+    kind: "duration",
+    default: "10m",
+    help: "Nomad's root_key_gc_interval: how often the leader rotates an old root key or deletes unused ones",
+  },
+  {
+    name: "root_key_gc_threshold",
+    kind: "duration",
+    default: "1h",
+    help: "Nomad's root_key_gc_threshold: how old an inactive root key nothing uses must be to be deleted",
+  },
+  {
+    name: "root_key_rotation_threshold",
+    kind: "duration",
+    default: "720h",
+    help: "Nomad's root_key_rotation_threshold: the age at which the leader rotates the active root key",
+  },
+  {
     name: "oidc_issuer",
     kind: "string",
     placeholder: "URL",
@@ -365,6 +389,9 @@ export async function loadConfig(
     shutdownGrace: value("shutdown_grace"),
     keyringKek: value<string | undefined>("keyring_kek") ?? "",
     keyringKekFile: value<string | undefined>("keyring_kek_file") ?? "",
+    rootKeyGcInterval: value("root_key_gc_interval"),
+    rootKeyGcThreshold: value("root_key_gc_threshold"),
+    rootKeyRotationThreshold: value("root_key_rotation_threshold"),
     oidcIssuer: value<string | undefined>("oidc_issuer") ?? "",
     aclEnabled: value("acl_enabled"),
     aclTokenMinExpirationTtl: value("acl_token_min_expiration_ttl"),
@@ -376,6 +403,10 @@ export async function loadConfig(
   if (config.advertiseAddr) splitHostPort(config.advertiseAddr, "advertise_addr");
   if (config.keyringKek && config.keyringKekFile) {
     throw new ConfigError("set keyring_kek or keyring_kek_file, not both");
+  }
+  if (config.rootKeyGcInterval <= 0) throw new ConfigError("root_key_gc_interval must be positive");
+  if (config.rootKeyRotationThreshold <= 0) {
+    throw new ConfigError("root_key_rotation_threshold must be positive");
   }
   if (config.aclTokenMinExpirationTtl > config.aclTokenMaxExpirationTtl) {
     throw new ConfigError("acl_token_min_expiration_ttl must not exceed acl_token_max_expiration_ttl");

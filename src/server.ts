@@ -110,8 +110,8 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     throw err;
   }
   // Root key material (src/keyring/keystore.ts): the memory log keeps it in memory only.
-  const keyring = new Keyring();
   const keystore = config.log === "memory:" ? undefined : Keystore.inDataDir(config.dataDir, clusterKek);
+  const keyring = new Keyring({ keystore, clusterKek });
   const keyMaterial = new RootKeyMaterialSync({
     store,
     rootKeys: projections.tables.rootKeys,
@@ -131,7 +131,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     ? new ReadOnlyElection(config.serverName)
     : openElection(config, logger, () => services.heldEpoch);
   const heartbeats = new HeartbeatWatcher();
-  const scheduler = new SchedulerService();
+  const scheduler = new SchedulerService({ keyring });
   const quiet = logger.child({ component: "history" }, { level: "warn" });
   const events = new EventHub({
     store,

@@ -121,6 +121,11 @@ export interface AllocationSpec {
   readonly FollowupEvalID: string;
   readonly PreemptedAllocations: readonly string[] | null;
   readonly PreemptedByAllocation: string;
+  /**
+   * The root key that signed its workload identities ("" for none). Nomad's
+   * SignedIdentities (task → JWT) is not stored: the JWTs are made again
+   * from this key and CreateTime when a client is served them.
+   */
   readonly SigningKeyID: string;
   readonly CreateTime: number;
   readonly ModifyTime: number;
@@ -181,6 +186,16 @@ export interface AllocsPlanApplied {
   /** A deployment the plan creates. */
   readonly Deployment?: DeploymentSpec | null;
   readonly DeploymentUpdates?: readonly DeploymentStatusUpdate[];
+  /**
+   * The root key that signed the workload identities of this record's compact
+   * placements and in-place updates (Nomad's Allocation.SigningKeyID, set
+   * by signAllocIdentities for every allocation the plan updates). Absent:
+   * placed without identities, in-place updates keep theirs. The JWTs are
+   * not here: they are bearer credentials, and the log must be safe to
+   * export. They follow from this key, the allocation and its CreateTime
+   * (src/identity/claims.ts).
+   */
+  readonly SigningKeyID?: string;
 }
 
 /** A placement in compact form: what differs from one allocation of the plan to the next. */

@@ -12,6 +12,7 @@ import { namespaceSchemas } from "./namespaces.ts";
 import { nodePoolSchemas } from "./node-pools.ts";
 import { nodeSchemas } from "./nodes.ts";
 import { schedulerConfigSchemas } from "./scheduler-config.ts";
+import { variableSchemas } from "./variables.ts";
 
 /** Every event type the log may hold, with its current schema version. */
 export const allSchemas: readonly EventSchema[] = [
@@ -27,5 +28,6 @@ export const allSchemas: readonly EventSchema[] = [
   ...jobSchemas,
   ...jobScalingSchemas,
   ...keyringSchemas,
+  ...variableSchemas,
   ...aclSchemas,
 ];

@@ -51,14 +51,53 @@ export interface WrappedKeyMaterial {
  * material wrapped under it. With `OnlyIfNoActiveKey` (the leader
  * initializing the keyring) apply refuses the key if another is already
  * active, so two leaders racing at bootstrap leave one key.
+ *
+ * A new active key is a rotation (Nomad's RootKeyMetaUpsert): the same apply
+ * makes the previously active key inactive, or, with `Rekey` (`rotate
+ * -full`), marks it and every inactive key `rekeying`, so the leader
+ * re-encrypts what they encrypted under the new key.
  */
 export interface RootKeyCreated {
   readonly Meta: RootKeyMetaSpec;
   readonly SigningKey: SigningPublicKey;
   readonly Wrapped: WrappedKeyMaterial | null;
   readonly OnlyIfNoActiveKey: boolean;
+  /** Nomad's KeyringUpdateRootKeyMetaRequest.Rekey; only with an active Meta. */
+  readonly Rekey: boolean;
 }
 
-export type KeyringEvent = Envelope<"RootKeyCreated", RootKeyCreated>;
+export const ROOT_KEY_CREATED_VERSION = 2;
 
-export const keyringSchemas = schemas({ type: "RootKeyCreated", version: 1 });
+/**
+ * A root key was removed from the keyring (Nomad's RootKeyMetaDelete), by an
+ * operator or by the leader's key GC. The active key cannot be. Every server
+ * then forgets its material.
+ */
+export interface RootKeyDeleted {
+  readonly KeyID: string;
+}
+
+/**
+ * The leader re-encrypted everything a `rekeying` key encrypted under the
+ * active key: the key becomes `inactive`, and so collectable once nothing
+ * signed with it is alive.
+ */
+export interface RootKeyRekeyFinished {
+  readonly KeyID: string;
+}
+
+export type KeyringEvent =
+  | Envelope<"RootKeyCreated", RootKeyCreated>
+  | Envelope<"RootKeyDeleted", RootKeyDeleted>
+  | Envelope<"RootKeyRekeyFinished", RootKeyRekeyFinished>;
+
+export const keyringSchemas = schemas(
+  {
+    type: "RootKeyCreated",
+    version: ROOT_KEY_CREATED_VERSION,
+    // v2 added Rekey: keys written before rotation existed were the keyring's first, never a full rotation.
+    upcast: { 1: (data) => ({ ...(data as Omit<RootKeyCreated, "Rekey">), Rekey: false }) },
+  },
+  { type: "RootKeyDeleted", version: 1 },
+  { type: "RootKeyRekeyFinished", version: 1 },
+);

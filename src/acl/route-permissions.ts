@@ -144,6 +144,31 @@ const ENTRIES: readonly Entry[] = [
   ...putPost("/v1/namespace", MANAGEMENT), // Namespace.UpsertNamespaces: IsManagement
   ["DELETE /v1/namespace/:name", MANAGEMENT], // Namespace.DeleteNamespaces: IsManagement
 
+  // ---- variables: Nomad checks each path in the RPC (AllowVariableOperation), so the handler does ----
+  // Variables.List: authentication only; rows filtered by list on each path (namespace * included).
+  [
+    "GET /v1/vars",
+    byHandler(
+      "Variables.List: list on each variable's path; rows the caller may not list are left out",
+      ANY_TOKEN,
+    ),
+  ],
+  // Variables.Read: read on the path in ?namespace= (a workload also by its implicit nomad/jobs paths).
+  ["GET /v1/var/*", byHandler("Variables.Read: read on the path the URL names, in ?namespace=", ANY_TOKEN)],
+  // Variables.Apply set/cas: write on the path, in the body's Namespace, else ?namespace=.
+  ...putPost(
+    "/v1/var/*",
+    byHandler(
+      "Variables.Apply: write on the path the URL names, in the body's Namespace, else ?namespace=",
+      ANY_TOKEN,
+    ),
+  ),
+  // Variables.Apply delete/delete-cas: destroy on the path.
+  [
+    "DELETE /v1/var/*",
+    byHandler("Variables.Apply: destroy on the path the URL names, in ?namespace=", ANY_TOKEN),
+  ],
+
   // ---- evaluations ----
   ["GET /v1/evaluations", ns("read-job")], // Eval.List: read-job (namespace * = any; rows filtered)
   ["DELETE /v1/evaluations", MANAGEMENT], // Eval.Delete: IsManagement

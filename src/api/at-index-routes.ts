@@ -64,6 +64,9 @@ export const AT_INDEX_ROUTES: Readonly<Record<ReadRouteKey, AtIndexSupport>> = {
   "GET /v1/operator/state-hash": HONOURED,
   "GET /v1/operator/scheduler/configuration": HONOURED,
   "GET /v1/operator/keyring/keys": HONOURED,
+  "GET /v1/vars": HONOURED,
+  // Opened with the keys this server holds now: the sealed data is the index's.
+  "GET /v1/var/*": HONOURED,
   "GET /v1/namespaces": HONOURED,
   "GET /v1/namespace/:name": HONOURED,
   "GET /v1/evaluations": HONOURED,

@@ -60,6 +60,7 @@ import { searchPlugin } from "./plugins/search.ts";
 import { statusPlugin } from "./plugins/status.ts";
 import { systemPlugin } from "./plugins/system.ts";
 import { validatePlugin } from "./plugins/validate.ts";
+import { variablesPlugin } from "./plugins/variables.ts";
 import { wellKnownPlugin } from "./plugins/well-known.ts";
 import { refuseWritesWhenReadOnly } from "./read-only-refusal.ts";
 import { AT_INDEX_HEADER, resolveView, type View } from "./view.ts";
@@ -105,6 +106,7 @@ const PLUGINS = [
   clientRpcPlugin,
   operatorStatePlugin,
   keyringPlugin,
+  variablesPlugin,
   aclTokensPlugin,
   aclAuthMethodsPlugin,
   aclBindingRulesPlugin,

@@ -1,10 +1,15 @@
 import type { FastifyRequest } from "fastify";
 import type { ACLPolicyRow, ACLRoleRow, ACLTokenRow } from "../../projections/acl.ts";
+import type { AllocRow } from "../../projections/allocs.ts";
 import type { NodeRow, NodeSecretRow } from "../../projections/nodes.ts";
+import type { RootKeyTable } from "../../projections/root-keys.ts";
 import { AclCache } from "../acl/policy/acl-cache.ts";
-import type { Acl } from "../acl/policy/compile-acl.ts";
+import type { Acl, AclClaim } from "../acl/policy/compile-acl.ts";
 import { tokenExpired } from "../acl/token-view.ts";
 import { nodeIdentity } from "../api/client-rpc/node-auth.ts";
+import { IdentityVerifier } from "../identity/identity-verifier.ts";
+import { IdentityError, looksLikeJwt, type PresentedClaims } from "../identity/jwt.ts";
+import { aclClaimOf, policiesForWorkload } from "../identity/workload-identity.ts";
 import type { Table } from "../store/table.ts";
 import type { Clock } from "../util/clock.ts";
 import { hashSecret, secretMatches } from "../util/secret-hash.ts";
@@ -22,6 +27,13 @@ export interface AclTables {
   readonly aclRoles: Table<ACLRoleRow>;
   readonly nodes: Table<NodeRow>;
   readonly nodeSecrets: Table<NodeSecretRow>;
+  /**
+   * What workload identities are checked against (the public signing keys,
+   * the allocations). A server always has them; without them (a benchmark
+   * of token resolution alone) a JWT is refused as not a token.
+   */
+  readonly allocs?: Table<AllocRow>;
+  readonly rootKeys?: RootKeyTable;
 }
 
 /** An identity that holds an ACL token (the anonymous one included): what handlers of `/v1/acl/*` need to know. */
@@ -34,6 +46,23 @@ export interface TokenIdentity extends AuthenticatedIdentity {
 
 export function isTokenIdentity(identity: AuthenticatedIdentity): identity is TokenIdentity {
   return "token" in identity;
+}
+
+/** A task calling with its workload identity (Nomad's AuthenticatedIdentity with Claims). */
+export interface WorkloadIdentity extends AuthenticatedIdentity {
+  /** The JWT's claims, with Nomad's JSON names (ACL.WhoAmI shows them). */
+  readonly claims: PresentedClaims;
+  /** The policies attached to its job, group or task, compiled (none: an ACL that allows nothing). */
+  readonly acl: Acl;
+  /**
+   * Nomad's ACLClaim: what its implicit variable paths are made of
+   * (src/variables/variable-access.ts passes it for reads and lists).
+   */
+  readonly variableClaim: AclClaim;
+}
+
+export function isWorkloadIdentity(identity: AuthenticatedIdentity): identity is WorkloadIdentity {
+  return "claims" in identity;
 }
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
@@ -52,19 +81,25 @@ export const TOKEN_INVALID = "ACL token is invalid";
  *   constant time): that token, its policies and its roles' policies merged;
  * - an expired token: refused "ACL token expired";
  * - a node's SecretID: that client node, allowed only what a client does;
+ * - a JWT: a workload identity (Nomad's VerifyClaim), governed by the
+ *   policies attached to its job; refused with Nomad's reason ("failed to
+ *   verify token: …", "allocation is terminal") when it does not check out;
  * - anything else: refused ("ACL token not found", or "ACL token is
- *   invalid" for a secret that is not a UUID — workload identities arrive
- *   with issue 18).
+ *   invalid" for a secret that is neither a UUID nor a JWT).
  * A refused caller gets an identity that allows nothing and carries the
  * reason; routes then answer 403 "Permission denied", as Nomad's RPCs do.
  */
 export class AclAuthenticator implements Authenticator {
   private readonly cache = new AclCache();
+  private readonly identities: IdentityVerifier | undefined;
 
   constructor(
     private readonly tables: AclTables,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    const { allocs, rootKeys } = tables;
+    this.identities = allocs && rootKeys ? new IdentityVerifier({ allocs, rootKeys }) : undefined;
+  }
 
   async authenticate(request: FastifyRequest): Promise<AuthenticatedIdentity> {
     return this.resolve(presentedToken(request) ?? "", callerOf(request));
@@ -73,7 +108,11 @@ export class AclAuthenticator implements Authenticator {
   /** `caller`: where the call came from, recorded in the actor of a token (or the anonymous one). */
   resolve(secret: string, caller?: Caller): AuthenticatedIdentity {
     if (secret === "") return this.tokenIdentity("anonymous", "", caller);
-    if (!UUID.test(secret)) return refused(TOKEN_INVALID);
+    if (!UUID.test(secret)) {
+      return this.identities && looksLikeJwt(secret)
+        ? this.workloadIdentity(this.identities, secret, caller)
+        : refused(TOKEN_INVALID);
+    }
     const hash = hashSecret(secret);
     const [token] = this.tables.aclTokens.by("secret", hash);
     if (token && secretMatches(secret, token.SecretIDHash)) {
@@ -101,6 +140,32 @@ export class AclAuthenticator implements Authenticator {
       if (row) rows.push(row);
     }
     return this.cache.get(rows);
+  }
+
+  /** Nomad's VerifyClaim then ResolveClaims: always an ACL, from zero policies too (CVE-2023-1299). */
+  private workloadIdentity(verifier: IdentityVerifier, jwt: string, caller?: Caller): AuthenticatedIdentity {
+    let verified: ReturnType<IdentityVerifier["verify"]>;
+    try {
+      verified = verifier.verify(jwt, this.clock.now());
+    } catch (err) {
+      if (err instanceof IdentityError) return refused(err.message);
+      throw err;
+    }
+    const { alloc, claims } = verified;
+    const acl = this.cache.get(policiesForWorkload(this.tables.aclPolicies, alloc, claims));
+    const variableClaim = aclClaimOf(alloc, claims);
+    const identity: WorkloadIdentity = {
+      actor: { kind: "workload", id: `${alloc.ID}:${claims.nomad_task}`, ...caller },
+      allows: (namespace, capability) =>
+        // Listing variables: its own paths are listable in its namespace, whatever its policies.
+        (capability === "variables:list" && (namespace === variableClaim.Namespace || namespace === "*")) ||
+        aclAllows(acl, namespace, capability),
+      label: `alloc:${alloc.ID}`,
+      claims,
+      acl,
+      variableClaim,
+    };
+    return identity;
   }
 
   private tokenIdentity(token: ACLTokenRow | "anonymous", secret: string, caller?: Caller): TokenIdentity {

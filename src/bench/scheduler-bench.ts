@@ -117,7 +117,7 @@ export async function benchScheduler(options: SchedulerBenchOptions = {}): Promi
 const round = (n: number) => Math.round(n * 1000) / 1000;
 
 /** `count` ready nodes with room for plenty, written to the log in batches (no client processes). */
-async function readyNodes(server: RunningServer, count: number): Promise<void> {
+export async function readyNodes(server: RunningServer, count: number): Promise<void> {
   const actor = { kind: "server", id: "bench" } as const;
   for (let start = 0; start < count; start += 500) {
     const drafts: Draft[] = [];
@@ -153,14 +153,14 @@ function job(id: string, count: number) {
   };
 }
 
-async function putJob(url: string, body: unknown): Promise<void> {
+export async function putJob(url: string, body: unknown): Promise<void> {
   const res = await fetch(`${url}/v1/jobs`, { method: "PUT", body: JSON.stringify(body) });
   const text = await res.text();
   if (!res.ok) throw new Error(`registering a benchmark job failed: ${res.status} ${text}`);
 }
 
 /** Resolves once `count` allocations of the job are in the allocs table (woken by applied batches). */
-async function placed(server: RunningServer, jobID: string, count: number): Promise<void> {
+export async function placed(server: RunningServer, jobID: string, count: number): Promise<void> {
   const allocs = server.store.table<AllocRow>("allocs");
   const key = `default\u0000${jobID}`;
   while (allocs.countBy("job", key) < count) {
@@ -169,7 +169,7 @@ async function placed(server: RunningServer, jobID: string, count: number): Prom
 }
 
 /** Until the scheduler has no evaluation queued or in flight. */
-async function idle(server: RunningServer): Promise<void> {
+export async function idle(server: RunningServer): Promise<void> {
   const scheduler = server.services.find((s) => s instanceof SchedulerService) as
     | SchedulerService
     | undefined;

@@ -10,18 +10,20 @@ import { benchFileLog } from "../bench/file-log-bench.ts";
 import { benchFilter } from "../bench/filter-bench.ts";
 import { inFreshProcess } from "../bench/fresh-process.ts";
 import { benchHeartbeats } from "../bench/heartbeat-bench.ts";
+import { benchIdentity } from "../bench/identity-bench.ts";
 import { benchKafkaLog } from "../bench/kafka-log-bench.ts";
 import { benchScheduler } from "../bench/scheduler-bench.ts";
 import { benchVisible } from "../bench/store-bench.ts";
+import { benchVariables } from "../bench/variables-bench.ts";
 
 type Figures = Record<string, object | number>;
 
 const USAGE = `Usage: chronomad bench [--json] [--eval-delete | --all]
 
 Runs chronomad's benchmarks (file log appends, replay, append-to-visible,
-filters, event stream, heartbeats, ACLs, scheduler; Kafka log and a three-
-server cluster when KAFKA_BROKERS names a broker) and prints their figures as
-a table. Progress goes to stderr.
+filters, event stream, heartbeats, ACLs, scheduler, variables, workload
+identities; Kafka log and a three-server cluster when KAFKA_BROKERS names a
+broker) and prints their figures as a table. Progress goes to stderr.
 
   --json          print the figures as one JSON object instead of a table
   --eval-delete   also delete 1,000,000 evaluations (several minutes)
@@ -81,6 +83,10 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
   figures.acl = await benchAcl();
   progress("scheduler: one job of 10,000 allocations over 5,000 nodes, then 1,000 jobs of 10");
   figures.scheduler = await benchScheduler();
+  progress("variables over HTTP: writes and reads of 2,000 paths, 16 in flight, encryption included");
+  figures.variables = await benchVariables();
+  progress("workload identities: JWTs signed while 10,000 allocations of 3 tasks are placed");
+  figures.identity = await benchIdentity();
   progress("export to a file: a 60,000-record history from index 0, then append -> row lag of live writes");
   figures.export_file = await benchExport("file");
   const brokers = process.env.KAFKA_BROKERS;

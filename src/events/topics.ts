@@ -104,6 +104,28 @@ export const TOPICS: Readonly<Record<string, TopicSpec>> = {
     deleteType: "NamespaceDeleted",
     payload: (r) => r,
   },
+  // Not a Nomad 1.6 topic: Nomad 2.0 added it (#27637), with the metadata
+  // under "Metadata". Payloads carry the metadata and the KeyID only, never
+  // Data, sealed though it is (design rule 5).
+  variables: {
+    topic: "Variable",
+    wrapper: "Metadata",
+    key: (r) => str(r.Path),
+    filterKeys: () => [],
+    namespace: (r) => str(r.Namespace),
+    // Nomad 2.0 types a delete VariableUpdated with Deleted: true; chronomad's
+    // payload has no Deleted, so the delete says so in its Type.
+    deleteType: "VariableDeleted",
+    payload: (r) => ({
+      Namespace: r.Namespace,
+      Path: r.Path,
+      CreateIndex: r.CreateIndex,
+      CreateTime: r.CreateTime,
+      ModifyIndex: r.ModifyIndex,
+      ModifyTime: r.ModifyTime,
+      KeyID: r.KeyID,
+    }),
+  },
   // Nomad's ACL topics (management only): payloads never carry a secret or its hash.
   acl_tokens: {
     topic: "ACLToken",
@@ -154,11 +176,11 @@ export const TOPICS: Readonly<Record<string, TopicSpec>> = {
 
 /**
  * Nomad's topics that chronomad has no table for yet (service
- * registrations, volumes, variables, operator changes): a
+ * registrations, volumes, operator changes): a
  * subscriber may name them, as in Nomad, and simply gets no events from
  * them until those features exist.
  */
-const SILENT_TOPICS = ["Service", "HostVolume", "CSIVolume", "CSIPlugin", "Operator", "Variable"];
+const SILENT_TOPICS = ["Service", "HostVolume", "CSIVolume", "CSIPlugin", "Operator"];
 
 /** Every topic a subscriber may name, besides `*`. */
 export const TOPIC_NAMES: ReadonlySet<string> = new Set([
@@ -209,6 +231,10 @@ export const EVENT_TYPES: Readonly<Record<string, string | null>> = {
   JobScaled: "JobRegistered",
   JobStabilitySet: null,
   RootKeyCreated: null,
+  RootKeyDeleted: null,
+  RootKeyRekeyFinished: null,
+  // Nomad 2.0's type for its Raft message VarApplyState (1.6 publishes no variable events).
+  VariableApplied: "VariableUpdated",
   ACLBootstrapped: "ACLTokenUpserted",
   ACLTokensUpserted: "ACLTokenUpserted",
   ACLTokensDeleted: "ACLTokenDeleted",

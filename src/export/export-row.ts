@@ -121,6 +121,14 @@ export const TOPIC_COLUMNS: Readonly<Record<string, Readonly<Record<string, stri
     CreateIndex: "CreateIndex",
     ModifyIndex: "ModifyIndex",
   },
+  // The variable's address and key, never its Data (the payload has none).
+  Variable: {
+    Namespace: "Namespace",
+    Path: "Path",
+    KeyID: "KeyID",
+    CreateIndex: "CreateIndex",
+    ModifyIndex: "ModifyIndex",
+  },
   ACLToken: {
     AccessorID: "AccessorID",
     Name: "Name",

@@ -1,19 +1,9 @@
-import { randomUUID } from "node:crypto";
 import { activeRootKey } from "../../projections/root-keys.ts";
-import { AES256_GCM, type RootKeyCreated, type RootKeyMetaSpec } from "../../streams/keyring.ts";
 import type { LeaderService, ServiceContext } from "../services/service.ts";
 import type { Timer } from "../util/clock.ts";
-import { type KeyEncryptionKey, wrapKey } from "./key-wrap.ts";
-import type { Keyring } from "./keyring.ts";
-import type { Keystore } from "./keystore.ts";
-import { newRootKey } from "./root-key-material.ts";
+import { type KeyCustody, writeNewRootKey } from "./create-root-key.ts";
 
-export interface KeyringInitializerDeps {
-  readonly keyring: Keyring;
-  /** Absent with the memory log: the material then lives in memory only. */
-  readonly keystore?: Keystore;
-  readonly clusterKek?: KeyEncryptionKey;
-}
+export type KeyringInitializerDeps = KeyCustody;
 
 /** After a write that failed (the log unreachable): try again this much later. */
 const RETRY_MS = 5_000;
@@ -32,7 +22,8 @@ export class KeyringInitializer implements LeaderService {
   private timer: Timer | undefined;
   private pending: Promise<void> = Promise.resolve();
 
-  constructor(private readonly deps: KeyringInitializerDeps) {}
+  /** Its custody is the server's: the leader's other keyring services share it. */
+  constructor(readonly deps: KeyringInitializerDeps) {}
 
   start(ctx: ServiceContext): void {
     this.ctx = ctx;
@@ -53,36 +44,21 @@ export class KeyringInitializer implements LeaderService {
 
   private async initialize(ctx: ServiceContext): Promise<void> {
     if (this.ctx !== ctx || activeRootKey(ctx.tables.rootKeys)) return;
-    const { keyring, keystore, clusterKek } = this.deps;
-    let keyId: string | undefined;
+    const { keystore, clusterKek } = this.deps;
     try {
-      const material = await newRootKey(randomUUID());
-      const meta: RootKeyMetaSpec = {
-        KeyID: material.keyId,
-        Algorithm: AES256_GCM,
-        CreateTime: ctx.clock.now() * 1e6,
-        State: "active",
-      };
-      keyId = meta.KeyID;
-      const data: RootKeyCreated = {
-        Meta: meta,
-        SigningKey: material.signingPublicKey,
-        Wrapped: clusterKek ? wrapKey(clusterKek, meta.KeyID, material.key) : null,
-        OnlyIfNoActiveKey: true,
-      };
-      await keystore?.save(meta, material.key);
-      keyring.add(material);
-      const { index, outcomes } = await ctx.write([{ type: "RootKeyCreated", v: 1, data }]);
-      const outcome = outcomes[0];
-      if (outcome?.status === "rejected") {
-        keyring.delete(meta.KeyID);
-        await keystore?.remove(meta.KeyID);
-        ctx.logger.info({ keyId: meta.KeyID, reason: outcome.reason }, "root key not created");
+      const { data, index, outcome } = await writeNewRootKey(
+        this.deps,
+        { nowMs: ctx.clock.now(), onlyIfNoActiveKey: true, rekey: false },
+        (drafts) => ctx.write(drafts),
+      );
+      const keyId = data.Meta.KeyID;
+      if (outcome.status === "rejected") {
+        ctx.logger.info({ keyId, reason: outcome.reason }, "root key not created");
         return;
       }
       ctx.logger.info(
         {
-          keyId: meta.KeyID,
+          keyId,
           index,
           keystore: keystore?.dir ?? "memory only",
           inLog: clusterKek ? `wrapped under cluster KEK ${clusterKek.id}` : "metadata only",
@@ -92,7 +68,7 @@ export class KeyringInitializer implements LeaderService {
     } catch (err) {
       // The append may have landed before it failed: the material stays
       // where it was put, so a key the log names is never lost here.
-      ctx.logger.warn({ err, keyId, retryMs: RETRY_MS }, "cannot initialize the keyring; retrying");
+      ctx.logger.warn({ err, retryMs: RETRY_MS }, "cannot initialize the keyring; retrying");
       if (this.ctx === ctx) {
         this.timer = ctx.clock.setTimeout(() => {
           this.pending = this.initialize(ctx);

@@ -17,9 +17,9 @@
  *   `RootKeyCreated` event wrapped under that KEK, and keystore files are
  *   wrapped under it instead of a KEK of their own. Several servers sharing
  *   a Kafka log then all obtain every key from the log, whoever created it.
- *   Without one, only the server that created a key has it; the others say
- *   so in their log (fetching keys from peers, as Nomad's replicator does,
- *   is issue 18's).
+ *   Without one, only the server that created a key has it: the leader, to
+ *   which rotation is forwarded as in Nomad; the others say so in their log
+ *   (they do not fetch keys from peers, as Nomad's replicator does).
  * - A server replaying a log whose keys it cannot obtain (an exported log,
  *   no keystore, no KEK) still rebuilds every table: nothing in apply needs
  *   the material. It logs, per key, why it cannot read it; what is encrypted
@@ -45,7 +45,14 @@ interface KeystoreFile {
 }
 
 export class KeystoreError extends Error {
-  constructor(message: string) {
+  /**
+   * `transient`: the file could not be read (I/O), so a later attempt may
+   * succeed; otherwise what the file holds is wrong, and stays so.
+   */
+  constructor(
+    message: string,
+    readonly transient = false,
+  ) {
     super(message);
     this.name = "KeystoreError";
   }
@@ -91,7 +98,7 @@ export class Keystore {
       text = await readFile(path, "utf8");
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw new KeystoreError(`cannot read keystore file ${path}: ${(err as Error).message}`);
+      throw new KeystoreError(`cannot read keystore file ${path}: ${(err as Error).message}`, true);
     }
     let file: KeystoreFile;
     try {

@@ -5,6 +5,8 @@ import { AclTokenExpiry } from "./acl-token-expiry.ts";
 import { CoreGc } from "./core-gc.ts";
 import { DeploymentWatcher } from "./deployment-watcher.ts";
 import { HeartbeatWatcher } from "./heartbeat-watcher.ts";
+import { KeyringGc } from "./keyring-gc.ts";
+import { KeyringRekey } from "./keyring-rekey.ts";
 import { NodeDrainer } from "./node-drainer.ts";
 import { SchedulerService } from "./scheduler/scheduler-service.ts";
 import type { LeaderService } from "./service.ts";
@@ -20,11 +22,15 @@ export interface SharedServices {
 
 /** The leader-only services of a server, in start order. */
 export function createServices(_config: ServerConfig, shared: SharedServices = {}): LeaderService[] {
+  const keyring = shared.keyring ?? new KeyringInitializer({ keyring: new Keyring() });
   return [
     // First: clients wait for the JWKS to list a key before they call anything.
-    shared.keyring ?? new KeyringInitializer({ keyring: new Keyring() }),
+    keyring,
     shared.heartbeats ?? new HeartbeatWatcher(),
     new CoreGc(),
+    // The keyring's lifecycle shares the server's custody of key material with the initializer.
+    new KeyringGc(keyring.deps),
+    new KeyringRekey(keyring.deps.keyring),
     shared.scheduler ?? new SchedulerService(),
     new NodeDrainer(),
     new DeploymentWatcher(),

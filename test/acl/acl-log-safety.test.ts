@@ -1,7 +1,8 @@
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runReplay } from "../../src/cli/replay-command.ts";
+import { filesUnder } from "../files-under.ts";
 import { startTestServer, type TestServer } from "../server-harness.ts";
 import { type AclToken, startAclServer } from "./acl-fixtures.ts";
 
@@ -9,17 +10,6 @@ const running: TestServer[] = [];
 afterEach(async () => {
   for (const s of running.splice(0)) await s.stop();
 });
-
-/** Every file under `dir`, recursively. */
-async function filesUnder(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await filesUnder(path)));
-    else out.push(path);
-  }
-  return out;
-}
 
 /**
  * A cluster's ACL life in one run: bootstrap, policies, a role, tokens made

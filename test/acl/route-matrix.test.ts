@@ -21,6 +21,7 @@ const OPEN_TO_ANY_TOKEN: ReadonlySet<string> = new Set([
   "GET /v1/acl/roles", // only the roles linked to the caller's token
   "GET /v1/namespaces", // only the namespaces the caller holds a capability in
   "GET /v1/node/pools", // only the pools the caller may read
+  "GET /v1/vars", // only the variables the caller may list (Variables.List filters, never refuses)
 ]);
 
 /** Routes any real token may use for itself; the anonymous caller has none. */
@@ -61,6 +62,8 @@ function bodyFor(method: string, path: string): string | undefined {
   if (path === "/v1/job/:id/revert") return JSON.stringify({ JobID: "matrix", JobVersion: 0 });
   if (path === "/v1/job/:id/stable") return JSON.stringify({ JobID: "matrix", JobVersion: 0, Stable: true });
   if (path.startsWith("/v1/search")) return JSON.stringify({ Prefix: "m", Text: "m", Context: "jobs" });
+  // Nomad's variableUpsert refuses a write without Items before the RPC checks the ACL.
+  if (path === "/v1/var/*") return JSON.stringify({ Items: { k: "v" } });
   return "{}";
 }
 
@@ -104,8 +107,13 @@ function paramValue(name: string, path: string): string {
   }
 }
 
+/** A variable path for a trailing wildcard (`/v1/var/*`): two segments, as the route must take "/". */
+const WILDCARD_VALUE = "matrix/var";
+
 function concrete(path: string): string {
-  return path.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(paramValue(name, path)));
+  return path
+    .replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(paramValue(name, path)))
+    .replace(/\/\*$/, `/${WILDCARD_VALUE}`);
 }
 
 /** A policy that grants what `rule` asks for, or "management" where only a management token will do. */

@@ -75,8 +75,18 @@ function problems(rule: RouteRule, nested = false): string[] {
 
 const entries = Object.entries(ROUTE_RULES) as [RouteKey, RouteRule][];
 
-/** `/v1/job/:id` as @fastify/swagger writes it: `/v1/job/{id}`. */
-const openApiPath = (path: string) => path.replace(/:([A-Za-z]+)/g, "{$1}");
+/**
+ * `/v1/job/:id` as the OpenAPI document writes it: `/v1/job/{id}`; and a
+ * trailing wildcard, `/v1/var/*`, as the `{path}` parameter that stands for
+ * the rest of the URL there (src/api/plugins/openapi.ts).
+ */
+const openApiPath = (path: string) => path.replace(/:([A-Za-z]+)/g, "{$1}").replace(/\/\*$/, "/{path}");
+
+/**
+ * A URL of a documented path: `x` for each parameter, and a variable path
+ * of two segments for the wildcard, which the router must match across "/".
+ */
+const probeUrl = (path: string) => path.replace(/\/\{path\}$/, "/matrix/var").replace(/\{[^}]+\}/g, "x");
 
 function splitKey(key: string): { method: string; path: string } {
   const space = key.indexOf(" ");
@@ -99,17 +109,21 @@ describe("ROUTE_RULES", () => {
 
   it("keys every rule by METHOD and a fastify path, without HEAD (the gate reads HEAD as GET)", () => {
     const segment = /^(:[A-Za-z]+|[A-Za-z0-9._-]+)$/;
+    // A fastify wildcard, the rest of the URL "/" included, as a last segment only.
+    const wildcard = (s: string, i: number, all: string[]) => s === "*" && i === all.length - 1;
     for (const [key] of entries) {
       const { method, path } = splitKey(key);
       expect(["GET", "PUT", "POST", "DELETE", "PATCH", "OPTIONS"], key).toContain(method);
       expect(path.startsWith("/v1/") || path.startsWith("/.well-known/"), key).toBe(true);
       const segments = path.slice(1).split("/");
       expect(
-        segments.every((s) => segment.test(s)),
-        `${key}: every segment a name or a :param`,
+        segments.every((s, i, all) => segment.test(s) || wildcard(s, i, all)),
+        `${key}: every segment a name or a :param, the last one maybe a *`,
       ).toBe(true);
       const params = segments.filter((s) => s.startsWith(":"));
       expect(new Set(params).size, `${key}: a param named twice`).toBe(params.length);
+      // The document names a wildcard {path}: a :path of its own would read as one there.
+      expect(params, `${key}: :path is the wildcard's name in the document`).not.toContain(":path");
     }
   });
 
@@ -180,7 +194,7 @@ describe("ROUTE_RULES against the routes a server registers", () => {
         // Not in the table: it must be one of refuseOtherMethods' answers.
         // Bounded: a real route without a rule might stream (an event or log stream) and never end.
         const answer = await server
-          .call(path.replace(/\{[^}]+\}/g, "x"), { method, signal: AbortSignal.timeout(5_000) })
+          .call(probeUrl(path), { method, signal: AbortSignal.timeout(5_000) })
           .then(async (res) => ({ status: res.status, text: await res.text() }))
           .catch((err: Error) => ({ status: 0, text: err.message }));
         if (answer.status !== 405 || answer.text !== "Invalid method") {

@@ -64,8 +64,13 @@ function paramValue(name: string, path: string): string {
 /** Query parameters a route needs to answer at all. */
 const QUERIES: Readonly<Record<string, string>> = { "/v1/job/:id/submission": "?version=0" };
 
+/** The fixture variable, which a trailing wildcard (`/v1/var/*`) names: two segments, "/" and all. */
+const VARIABLE_PATH = "matrix/var";
+
 function concrete(path: string): string {
-  const url = path.replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(paramValue(name, path)));
+  const url = path
+    .replace(/:([A-Za-z]+)/g, (_, name: string) => encodeURIComponent(paramValue(name, path)))
+    .replace(/\/\*$/, `/${VARIABLE_PATH}`);
   return url + (QUERIES[path] ?? "");
 }
 
@@ -117,6 +122,7 @@ describe("?at_index on every read route", () => {
     await acl.write("/v1/namespace/matrix-ns", {});
     await acl.write("/v1/node/pool/matrix-pool", { Name: "matrix-pool" });
     await acl.write("/v1/operator/scheduler/configuration", { SchedulerAlgorithm: "spread" });
+    await acl.write(`/v1/var/${VARIABLE_PATH}`, { Items: { k: "v" } });
     await acl.write("/v1/jobs", {
       Job: {
         ID: "matrix",

@@ -2,7 +2,9 @@ import { newEvaluation } from "../../streams/evals.ts";
 import type { Envelope } from "../../streams/event-schema.ts";
 import { aclSamples } from "./acl-samples.ts";
 import { jobSamples } from "./job-samples.ts";
+import { keyringSamples } from "./keyring-samples.ts";
 import { nodeAllocSamples } from "./node-alloc-samples.ts";
+import { variableSamples } from "./variable-samples.ts";
 
 const at = 1_763_800_000_000;
 const by = { kind: "token", id: "6f1d0c2e-0000-4000-8000-00000000a11c", name: "ops" } as const;
@@ -27,28 +29,6 @@ export const eventSamples: readonly Envelope[] = [
     at,
     by: { kind: "server", id: "server-2" },
     data: { ServerName: "server-2", Address: "10.0.0.2:4646", Epoch: 7 },
-  },
-  {
-    type: "RootKeyCreated",
-    v: 1,
-    at,
-    by: { kind: "server", id: "server-2", epoch: 7 },
-    data: {
-      Meta: {
-        KeyID: "5b3e9a1c-2d4f-4e6a-8b7c-9d0e1f2a3b4c",
-        Algorithm: "aes256-gcm",
-        CreateTime: at * 1e6,
-        State: "active",
-      },
-      SigningKey: { Algorithm: "EdDSA", Curve: "Ed25519", X: "ApIbeO5sT8LA3ZKYfKk3lMrLUrhnF7Ox-XB-DLdc25I" },
-      // Not a real wrapping: the codec only carries the strings.
-      Wrapped: {
-        KekID: "0123456789abcdef",
-        Nonce: "AAECAwQFBgcICQoL",
-        Ciphertext: "c2VhbGVkIGtleSBieXRlcw==",
-      },
-      OnlyIfNoActiveKey: true,
-    },
   },
   {
     type: "NamespaceUpserted",
@@ -154,6 +134,8 @@ export const eventSamples: readonly Envelope[] = [
   ...nodeAllocSamples,
   ...jobSamples,
   ...aclSamples,
+  ...keyringSamples,
+  ...variableSamples,
   {
     type: "GarbageCollected",
     v: 2,

@@ -4,7 +4,7 @@ import { EVENT_TYPES, TOPIC_NAMES } from "../../src/events/topics.ts";
 import type { Change } from "../../src/store/projection.ts";
 import { allSchemas } from "../../streams/index.ts";
 
-/** Every event Type Nomad defines (nomad/structs/event.go), and chronomad's own Namespace types. */
+/** Every event Type Nomad defines (nomad/structs/event.go), and chronomad's own Namespace and Variable types. */
 const NOMAD_TYPES = new Set([
   "NodeRegistration",
   "NodeDeregistration",
@@ -36,8 +36,17 @@ const NOMAD_TYPES = new Set([
   "ACLBindingRuleDeleted",
   "ServiceRegistration",
   "ServiceDeregistration",
+  // Not in 1.6, nor 1.7 to 1.10: Nomad 2.0 added the Variable topic (#27637)
+  // and types every variable write, a delete included, VariableUpdated.
+  "VariableUpdated",
 ]);
-const CHRONOMAD_TYPES = new Set(["NamespaceUpserted", "NamespaceDeleted"]);
+const CHRONOMAD_TYPES = new Set([
+  "NamespaceUpserted",
+  "NamespaceDeleted",
+  // Nomad 2.0 says a delete with VariableUpdated and Deleted: true in its
+  // payload; chronomad's payload has no Deleted, so its Type says it.
+  "VariableDeleted",
+]);
 
 const change = (fields: Partial<Change>): Change => {
   const event = fields.event ?? "JobRegistered";
@@ -159,6 +168,24 @@ describe("event types", () => {
       change({ table: "node_pools", before: { Name: "gpu" }, after: undefined, event: "NodePoolDeleted" }),
     );
     expect(deleted).toMatchObject({ Topic: "NodePool", Type: "NodePoolDeleted" });
+  });
+
+  it("publish variable writes on the Variable topic with their metadata, never the sealed Data", () => {
+    const row = { Namespace: "default", Path: "matrix/var", Data: "c2VhbGVk", KeyID: "k1", ModifyIndex: 9 };
+    const written = eventOf(change({ table: "variables", after: row, event: "VariableApplied" }));
+    expect(written).toMatchObject({
+      Topic: "Variable",
+      Type: "VariableUpdated",
+      Key: "matrix/var",
+      Namespace: "default",
+      Payload: { Metadata: { Path: "matrix/var", KeyID: "k1" } },
+    });
+    expect(JSON.stringify(written)).not.toContain("c2VhbGVk");
+    const deleted = eventOf(
+      change({ table: "variables", before: row, after: undefined, event: "VariableApplied" }),
+    );
+    expect(deleted).toMatchObject({ Topic: "Variable", Type: "VariableDeleted", Op: "delete" });
+    expect(JSON.stringify(deleted)).not.toContain("c2VhbGVk");
   });
 
   it("send Node payloads with the api package's Drain flag, set while a drain strategy is", () => {

@@ -6,6 +6,7 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RootKeyMaterial } from "../../src/keyring/root-key-material.ts";
+import { filesUnder } from "../files-under.ts";
 import { startTestServer, type TestServer } from "../server-harness.ts";
 
 interface LogLine {
@@ -23,11 +24,6 @@ function capturingLogger() {
     },
   });
   return { logger: pino({ level: "info" }, stream), lines };
-}
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
 }
 
 /** Every form a secret could take in a file: raw bytes and the usual text encodings. */

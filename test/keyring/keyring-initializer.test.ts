@@ -16,12 +16,13 @@ const OTHER = "6c4f0b2d-3e5a-4f7b-9c8d-0e1f2a3b4c5d";
 
 const otherLeadersKey: Draft = {
   type: "RootKeyCreated",
-  v: 1,
+  v: 2,
   data: {
     Meta: { KeyID: OTHER, Algorithm: "aes256-gcm", CreateTime: AT * 1e6, State: "active" },
     SigningKey: { Algorithm: "EdDSA", Curve: "Ed25519", X: "x" },
     Wrapped: null,
     OnlyIfNoActiveKey: true,
+    Rekey: false,
   } satisfies RootKeyCreated,
 };
 

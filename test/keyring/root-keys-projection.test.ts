@@ -9,7 +9,7 @@ const B = "6c4f0b2d-3e5a-4f7b-9c8d-0e1f2a3b4c5d";
 
 function created(
   KeyID: string,
-  fields: { State?: RootKeyState; OnlyIfNoActiveKey?: boolean; Algorithm?: string } = {},
+  fields: { State?: RootKeyState; OnlyIfNoActiveKey?: boolean; Algorithm?: string; Rekey?: boolean } = {},
 ): Draft {
   const data: RootKeyCreated = {
     Meta: {
@@ -21,9 +21,15 @@ function created(
     SigningKey: { Algorithm: "EdDSA", Curve: "Ed25519", X: `x-${KeyID}` },
     Wrapped: null,
     OnlyIfNoActiveKey: fields.OnlyIfNoActiveKey ?? false,
+    Rekey: fields.Rekey ?? false,
   };
-  return { type: "RootKeyCreated", v: 1, data };
+  return { type: "RootKeyCreated", v: 2, data };
 }
+
+const deleted = (KeyID: string): Draft => ({ type: "RootKeyDeleted", v: 1, data: { KeyID } });
+const rekeyFinished = (KeyID: string): Draft => ({ type: "RootKeyRekeyFinished", v: 1, data: { KeyID } });
+const C = "7d5a1c3e-4f6b-4a8c-8d9e-1f2a3b4c5d6e";
+const D = "8e6b2d4f-5a7c-4b9d-9e0f-2a3b4c5d6e7f";
 
 describe("root keys projection", () => {
   it("stores the key's metadata and public key at the event's index", async () => {
@@ -91,5 +97,75 @@ describe("root keys projection", () => {
       ["State", "active", "inactive"],
     ]);
     expect(entries[1]!.Actor).toEqual({ kind: "server", id: "test" });
+  });
+
+  it("a full rotation marks the active and the inactive keys rekeying, in the same apply", async () => {
+    const { write, tables, store } = await memoryStore();
+    await write(created(A));
+    await write(created(B)); // A inactive
+    await write(created(C, { Rekey: true }));
+    const at = store.appliedIndex;
+    expect(tables.rootKeys.get(A)).toMatchObject({ State: "rekeying", ModifyIndex: at });
+    expect(tables.rootKeys.get(B)).toMatchObject({ State: "rekeying", ModifyIndex: at });
+    expect(tables.rootKeys.get(C)).toMatchObject({ State: "active", CreateIndex: at });
+  });
+
+  it("a plain rotation leaves inactive keys alone and only demotes the active one", async () => {
+    const { write, tables } = await memoryStore();
+    await write(created(A));
+    await write(created(B));
+    const aBefore = tables.rootKeys.get(A)!;
+    await write(created(C));
+    expect(tables.rootKeys.get(A)).toEqual(aBefore);
+    expect(tables.rootKeys.get(B)?.State).toBe("inactive");
+  });
+
+  it("refuses a rekey without activation, and any new active key while a rekey runs", async () => {
+    const { write, tables } = await memoryStore();
+    await write(created(A));
+    const [inactiveRekey] = await write(created(B, { State: "inactive", Rekey: true }));
+    expect(inactiveRekey).toMatchObject({
+      status: "rejected",
+      code: 400,
+      reason: "cannot rekey without setting the new key active",
+    });
+    await write(created(C, { Rekey: true }));
+    const [during] = await write(created(D));
+    expect(during).toMatchObject({ status: "rejected", code: 409 });
+    expect(during?.status === "rejected" && during.reason).toMatch(
+      new RegExp(`^cannot rotate the keyring while a full rekey is running: root key ${A} is still rekeying`),
+    );
+    expect([...tables.rootKeys.all()].map((k) => [k.KeyID, k.State])).toEqual([
+      [A, "rekeying"],
+      [C, "active"],
+    ]);
+  });
+
+  it("marks a rekeyed key inactive, and only a rekeying one", async () => {
+    const { write, tables } = await memoryStore();
+    await write(created(A));
+    await write(created(B, { Rekey: true }));
+    const outcomes = await write(rekeyFinished(A), rekeyFinished(B), rekeyFinished(C));
+    expect(outcomes.map((o) => (o.status === "rejected" ? [o.code, o.reason] : o.status))).toEqual([
+      "applied",
+      [409, `root key ${B} is active, not rekeying`],
+      [404, `root key ${C} not found`],
+    ]);
+    expect(tables.rootKeys.get(A)?.State).toBe("inactive");
+  });
+
+  it("deletes an inactive key, refuses the active one, and ignores a missing one", async () => {
+    const { write, tables } = await memoryStore();
+    await write(created(A));
+    await write(created(B));
+    const outcomes = await write(deleted(B), deleted(A), deleted(C));
+    expect(outcomes.map((o) => (o.status === "rejected" ? [o.code, o.reason] : o.status))).toEqual([
+      [400, "active root key cannot be deleted - call rotate first"],
+      "applied",
+      "applied",
+    ]);
+    expect([...tables.rootKeys.all()].map((k) => k.KeyID)).toEqual([B]);
+    const entries = tables.history.get(historyKey("root_key", A))!.Entries;
+    expect(entries.at(-1)).toMatchObject({ Field: "(deleted)", Actor: { kind: "server", id: "test" } });
   });
 });

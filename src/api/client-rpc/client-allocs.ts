@@ -1,4 +1,5 @@
 import type { AllocRow } from "../../../projections/allocs.ts";
+import { withSignedIdentities } from "../../identity/alloc-identities.ts";
 import { ApiError } from "../api-error.ts";
 import { MAX_WAIT_MS, runBlocking } from "../blocking-query.ts";
 import { authenticateNode, authenticateNodeBySecret, presentedNodeSecret } from "./node-auth.ts";
@@ -44,11 +45,12 @@ export const getClientAllocs: RpcHandler = async ({ api }, request) => {
  * Alloc.GetAllocs: full allocations by ID, for the client that pulls what
  * changed. Any authenticated node may read them (it watches the previous
  * allocations of its own, which may be elsewhere). While one is missing the
- * answer is empty and blocks, as Nomad's does.
+ * answer is empty and blocks, as Nomad's does. The caller's own allocations
+ * carry SignedIdentities, made at read time (the log keeps none).
  */
 export const getAllocs: RpcHandler = async ({ api }, request) => {
   const body = (request.body ?? {}) as GetAllocsBody;
-  authenticateNodeBySecret(api, presentedNodeSecret(request, body.AuthToken));
+  const { node } = authenticateNodeBySecret(api, presentedNodeSecret(request, body.AuthToken));
   const ids = body.AllocIDs ?? [];
   const { allocs } = api.tables;
   const watch = ids.length > 0 ? ids.map((key) => ({ table: "allocs", key })) : ["allocs"];
@@ -63,5 +65,10 @@ export const getAllocs: RpcHandler = async ({ api }, request) => {
     }
     return { index: max > 0 ? max : allocs.index, body: found };
   });
-  return { Allocs: result.body, ...queryMeta(api, result.index) };
+  // Nomad's client takes its tasks' workload identities from here
+  // (alloc.SignedIdentities): made for the caller's own allocations only.
+  const allocsOut = await withSignedIdentities(api.keyring, result.body, node.ID, (alloc, err) =>
+    api.logger.warn({ alloc: alloc.ID, key: err.keyId }, err.message),
+  );
+  return { Allocs: allocsOut, ...queryMeta(api, result.index) };
 };

@@ -16,7 +16,7 @@ import { durationFromJson, GoDurationError } from "../../acl/go-duration.ts";
 import { isSealedSecret, openClientSecret, sealClientSecret } from "../../acl/sso/client-secret.ts";
 import { type TokenDraft, upsertTokens } from "../../acl/token-upsert.ts";
 import { tokenStub, tokenView } from "../../acl/token-view.ts";
-import { isTokenIdentity, TOKEN_NOT_FOUND } from "../../auth/acl-authenticator.ts";
+import { isTokenIdentity, isWorkloadIdentity, TOKEN_NOT_FOUND } from "../../auth/acl-authenticator.ts";
 import { hashSecret } from "../../util/secret-hash.ts";
 import { ApiError } from "../api-error.ts";
 import { blockingQuery } from "../blocking-query.ts";
@@ -216,6 +216,17 @@ export const aclTokensPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) 
           ? ANONYMOUS_TOKEN
           : tokenView(identity.token, aclRoles, identity.secret);
       return { Identity: { ACLToken: token, Claims: null, ClientID: "", TLSName: "", RemoteIP: request.ip } };
+    }
+    if (isWorkloadIdentity(identity)) {
+      return {
+        Identity: {
+          ACLToken: null,
+          Claims: identity.claims,
+          ClientID: "",
+          TLSName: "",
+          RemoteIP: request.ip,
+        },
+      };
     }
     if (identity.actor.kind === "node") {
       return {

@@ -99,6 +99,11 @@ const TOPIC_CAPABILITY: Readonly<Record<string, string>> = {
   Job: "read-job",
   Service: "read-job",
   Node: "node:read",
+  // Not a Nomad 1.6 topic. Nomad 2.0 lets any variables rule in the namespace
+  // subscribe and drops each event whose path the token may not list; this
+  // stream has no per-event ACL filter, and a path can itself be telling
+  // (who has which secret), so only management may follow variables.
+  Variable: "management",
 };
 
 /** Whether the caller may subscribe to every topic it asked for: one it may not read refuses the whole stream. */

@@ -4,6 +4,9 @@ import type { FastifyInstance, FastifySchema } from "fastify";
 /** Where the document is served. */
 export const OPENAPI_PATH = "/v1/openapi.json";
 
+/** The name a trailing fastify wildcard (`/v1/var/*`) has in the document. */
+const WILDCARD_PARAM = "path";
+
 /**
  * An OpenAPI 3 document of the HTTP API, built by @fastify/swagger from the
  * JSON schemas (params, querystring, body) that the routes validate their
@@ -29,12 +32,36 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         version: "v1",
       },
     },
-    transform: ({ schema, url }) => ({
-      schema: schema?.body === undefined ? schema : { ...schema, body: openObjects(schema.body) },
-      url,
-    }),
+    transform: ({ schema, url }) => {
+      const documented = schema?.body === undefined ? schema : { ...schema, body: openObjects(schema.body) };
+      return url.endsWith("/*") ? wildcardAsPathParam(url, documented) : { schema: documented, url };
+    },
   });
   app.get(OPENAPI_PATH, async (_request, reply) => reply.type("application/json").send(app.swagger()));
+}
+
+/**
+ * A trailing fastify wildcard as an OpenAPI path parameter: @fastify/swagger
+ * would write `/v1/var/*` as `/v1/var/{*}`, whose parameter name `*` tools
+ * refuse. OpenAPI has no parameter spanning segments; `{path}` stands for the
+ * rest of the URL, "/" included (`/v1/var/a/b` is the variable `a/b`; a client
+ * that escapes the "/" as %2F reaches the same variable, fastify decoding it).
+ */
+function wildcardAsPathParam(
+  url: string,
+  schema: FastifySchema | undefined,
+): { schema: FastifySchema; url: string } {
+  const params = {
+    type: "object",
+    properties: {
+      [WILDCARD_PARAM]: {
+        type: "string",
+        description: 'the rest of the URL path, which may hold "/" (it spans segments)',
+      },
+    },
+    required: [WILDCARD_PARAM],
+  };
+  return { schema: { ...schema, params }, url: `${url.slice(0, -1)}:${WILDCARD_PARAM}` };
 }
 
 /**

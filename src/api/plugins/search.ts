@@ -1,11 +1,12 @@
-import type { FastifyPluginAsync, FastifyReply } from "fastify";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import { allowsVariable } from "../../variables/variable-access.ts";
 import { setReadHeaders } from "../blocking-query.ts";
 import type { ApiContext } from "../context.ts";
 import { refuseOtherMethods } from "../refuse-other-methods.ts";
 import { COMMON_READ_PARAMS, textQuery } from "../request-schemas.ts";
 import { fuzzySearch } from "../search/fuzzy-search.ts";
 import { prefixSearch } from "../search/prefix-search.ts";
-import { searchNamespace } from "../search/search-contexts.ts";
+import { type ListsVariable, searchNamespace } from "../search/search-contexts.ts";
 
 const query = textQuery("namespace", "prefix", ...COMMON_READ_PARAMS);
 
@@ -52,6 +53,12 @@ export const searchPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => 
     };
   };
 
+  // What GET /v1/vars would show the caller: its variables rules, or a workload's own paths.
+  const listsVariable =
+    (request: FastifyRequest): ListsVariable =>
+    (namespace, path) =>
+      allowsVariable(ctx.config.aclEnabled, request.identity, namespace, path, "list", true);
+
   app.route({
     method: ["PUT", "POST"],
     url: "/v1/search",
@@ -63,6 +70,7 @@ export const searchPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => 
         prefix: body.Prefix ?? "",
         context: body.Context ?? "",
         namespace: searchNamespace(q.namespace, body.Namespace),
+        listsVariable: listsVariable(request),
       });
       return answer(reply, result);
     },
@@ -85,6 +93,7 @@ export const searchPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => 
         context: body.Context ?? "",
         namespace: searchNamespace(q.namespace, body.Namespace),
         prefix: q.prefix || body.Prefix || "",
+        listsVariable: listsVariable(request),
       });
       return answer(reply, result);
     },

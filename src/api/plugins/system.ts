@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from "fastify";
 import { collectGarbage, gcDrafts } from "../../gc/collect-garbage.ts";
+import { collectableRootKeys, rootKeyDeleteDrafts } from "../../gc/collect-root-keys.ts";
 import { ApiError } from "../api-error.ts";
 import { commit } from "../commit.ts";
 import type { ApiContext } from "../context.ts";
@@ -7,14 +8,19 @@ import { refuseOtherMethods } from "../refuse-other-methods.ts";
 
 /**
  * `PUT /v1/system/gc`: collect now, whatever their age, every finished job,
- * evaluation and allocation Nomad's force GC would.
+ * evaluation and allocation Nomad's force GC would, and every root key that
+ * is neither active nor rekeying and that nothing uses.
  */
 export const systemPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
   app.put("/v1/system/gc", async (request, reply) => {
     if (!request.identity.allows("*", "management")) throw ApiError.forbidden();
-    const events = await collectGarbage(ctx.tables, { nowMs: ctx.clock.now() });
-    if (events.length > 0) {
-      const index = await commit(ctx, request.identity, gcDrafts(events));
+    const nowMs = ctx.clock.now();
+    const events = await collectGarbage(ctx.tables, { nowMs });
+    // Nomad's force-gc runs the root key GC too, without rotating (#15009).
+    const keys = collectableRootKeys(ctx.tables, { nowMs });
+    const drafts = [...gcDrafts(events), ...rootKeyDeleteDrafts(keys)];
+    if (drafts.length > 0) {
+      const index = await commit(ctx, request.identity, drafts);
       reply.header("X-Nomad-Index", String(index));
     }
     return reply.send();

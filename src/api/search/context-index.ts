@@ -3,8 +3,8 @@ import type { SearchContext } from "./search-contexts.ts";
 
 /**
  * The table index Nomad answers a search of `context` with (contextToIndex):
- * 0 for kinds of objects chronomad does not hold (CSI plugins and volumes,
- * variables), as Nomad's state store answers for a table never written.
+ * 0 for kinds of objects chronomad does not hold (CSI plugins and volumes),
+ * as Nomad's state store answers for a table never written.
  */
 export function contextIndex(tables: Projections["tables"], context: SearchContext): number {
   switch (context) {
@@ -24,6 +24,8 @@ export function contextIndex(tables: Projections["tables"], context: SearchConte
       return tables.namespaces.index;
     case "scaling_policy":
       return tables.scalingPolicies.index;
+    case "vars":
+      return tables.variables.index;
     default:
       return 0;
   }

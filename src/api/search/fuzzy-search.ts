@@ -4,6 +4,7 @@ import type { JobRow } from "../../../projections/jobs.ts";
 import type { NamespaceRow } from "../../../projections/namespaces.ts";
 import type { NodePoolRow } from "../../../projections/node-pools.ts";
 import type { NodeRow } from "../../../projections/nodes.ts";
+import { type VariableRow, variableKey } from "../../../projections/variables.ts";
 import type { AuthenticatedIdentity } from "../../auth/authenticate.ts";
 import { type Taken, takeByKey } from "../../query/walk-by-key.ts";
 import { ApiError } from "../api-error.ts";
@@ -14,6 +15,7 @@ import {
   expandContext,
   isSearchContext,
   isWildcard,
+  type ListsVariable,
   lookupPrefix,
   type MatchContext,
   PREFIX_ONLY_CONTEXTS,
@@ -46,6 +48,7 @@ export interface FuzzySearchRequest {
   readonly namespace: string;
   /** QueryOptions.Prefix (`?prefix=`): where the ID-prefix contexts are looked up. */
   readonly prefix: string;
+  readonly listsVariable: ListsVariable;
 }
 
 /** Nomad's FuzzyMatch: Scope (namespace, job, group, task... above the match) is left out when empty. */
@@ -67,13 +70,13 @@ interface Scored {
   readonly score: number;
 }
 
-type Row = JobRow | AllocRow | NodeRow | NodePoolRow | NamespaceRow;
+type Row = JobRow | AllocRow | NodeRow | NodePoolRow | NamespaceRow | VariableRow;
 
 /**
  * Nomad's Search.FuzzySearch: case-insensitive substring matches on the
  * names of jobs (and their groups, services, tasks, docker images, exec
- * commands and java classes), allocations, nodes, node pools and namespaces,
- * among the first `limitQuery` objects of each context; ID-prefix matches for
+ * commands and java classes), allocations, nodes, node pools, namespaces and
+ * the paths of the variables the caller may list, among the first `limitQuery` objects of each context; ID-prefix matches for
  * evaluations, deployments, scaling policies and volumes. Each context's
  * matches are sorted: earliest match first, then shortest name, then by name.
  */
@@ -110,7 +113,15 @@ export async function fuzzySearch(
   for (const c of prefixContexts) {
     const lookup = lookupPrefix(c, rounded);
     if (lookup === undefined) continue;
-    const { rows, more } = await idsByPrefix(tables, identity, c, namespace, lookup, TRUNCATE_LIMIT);
+    const { rows, more } = await idsByPrefix(
+      tables,
+      identity,
+      c,
+      namespace,
+      lookup,
+      TRUNCATE_LIMIT,
+      request.listsVariable,
+    );
     // Nomad matches these by the text as given, case and all.
     Matches[c] = rows.filter((id) => id.startsWith(request.text)).map((id) => ({ ID: id }));
     Truncations[c] = more;
@@ -119,7 +130,14 @@ export async function fuzzySearch(
   for (const c of fuzzyContexts) {
     if (PREFIX_ONLY_CONTEXTS.has(c)) continue;
     Truncations[c] = false;
-    const taken = await firstObjects(tables, identity, c, namespace, config.limitQuery);
+    const taken = await firstObjects(
+      tables,
+      identity,
+      c,
+      namespace,
+      config.limitQuery,
+      request.listsVariable,
+    );
     const { matches, truncated } = fuzzyMatches(c, taken, text, config);
     Object.assign(Matches, matches);
     for (const t of truncated) Truncations[t] = true;
@@ -134,6 +152,7 @@ async function firstObjects(
   context: SearchContext,
   namespace: string,
   limit: number,
+  listsVariable: ListsVariable,
 ): Promise<Taken<Row>> {
   const all = isWildcard(namespace);
   const readJob = (row: { readonly Namespace: string }) => identity.allows(row.Namespace, "read-job");
@@ -150,8 +169,14 @@ async function firstObjects(
       return takeByKey(tables.nodePools, "", limit, (p) => identity.allows(p.Name, "node_pool:read"));
     case "namespaces":
       return takeByKey(tables.namespaces, "", limit, (n) => identity.allows(n.Name, "read-job"));
+    case "vars":
+      // Nomad filters by the namespace's variables rules only across
+      // namespaces; here every path is one the caller may list.
+      return takeByKey(tables.variables, all ? "" : variableKey(namespace, ""), limit, (v) =>
+        listsVariable(v.Namespace, v.Path),
+      );
     default:
-      // Variables and CSI plugins: chronomad holds none.
+      // CSI plugins: chronomad holds none.
       return { rows: [], more: false };
   }
 }
@@ -203,15 +228,23 @@ function fuzzyMatches(
   return { matches, truncated };
 }
 
-/** Nomad's fuzzyMatchSingle: an allocation, node, node pool or namespace by its name. */
+/** Nomad's fuzzyMatchSingle: an allocation, node, node pool or namespace by its name, a variable by its path. */
 function singleMatch(context: SearchContext, row: Row, text: string): Map<MatchContext, Scored[]> {
-  const score = fuzzyIndex(row.Name, text);
+  if (context === "vars") {
+    const v = row as VariableRow;
+    const score = fuzzyIndex(v.Path, text);
+    return score < 0
+      ? new Map()
+      : new Map([[context, [{ id: v.Path, scope: [v.Namespace, v.Path], score }]]]);
+  }
+  const named = row as Exclude<Row, VariableRow>;
+  const score = fuzzyIndex(named.Name, text);
   if (score < 0) return new Map();
   let scope: string[] | undefined;
   if (context === "allocs") scope = [(row as AllocRow).Namespace, (row as AllocRow).ID];
   else if (context === "nodes") scope = [(row as NodeRow).ID];
-  else if (context === "node_pools") scope = [row.Name];
-  return new Map([[context, [{ id: row.Name, scope, score }]]]);
+  else if (context === "node_pools") scope = [named.Name];
+  return new Map([[context, [{ id: named.Name, scope, score }]]]);
 }
 
 /**

@@ -1,9 +1,11 @@
 import type { Projections } from "../../../projections/index.ts";
+import { variableKey } from "../../../projections/variables.ts";
 import type { AuthenticatedIdentity } from "../../auth/authenticate.ts";
 import { type Taken, takeByKey } from "../../query/walk-by-key.ts";
 import { searchIndex } from "./context-index.ts";
 import {
   isWildcard,
+  type ListsVariable,
   lookupPrefix,
   permittedContexts,
   roundUUIDDownIfOdd,
@@ -15,6 +17,7 @@ export interface PrefixSearchRequest {
   readonly prefix: string;
   readonly context: string;
   readonly namespace: string;
+  readonly listsVariable: ListsVariable;
 }
 
 /** Nomad's SearchResponse without its QueryMeta. */
@@ -30,8 +33,9 @@ const NOTHING: Taken<string> = { rows: [], more: false };
 /**
  * The first `limit` IDs under `lookup` in `context`, as Nomad's state store
  * iterates them (key order; evaluations, allocations and deployments of the
- * namespace, or of all with `*`; scaling policies of the namespace), and
- * whether more follow. Kinds of objects chronomad does not hold have none.
+ * namespace, or of all with `*`; scaling policies of the namespace;
+ * variables' paths, of those the caller may list), and whether more follow.
+ * Kinds of objects chronomad does not hold have none.
  */
 export async function idsByPrefix(
   tables: Projections["tables"],
@@ -40,6 +44,7 @@ export async function idsByPrefix(
   namespace: string,
   lookup: string,
   limit: number,
+  listsVariable: ListsVariable,
 ): Promise<Taken<string>> {
   const inNamespace = (row: { readonly Namespace: string }) =>
     isWildcard(namespace) || row.Namespace === namespace;
@@ -88,6 +93,26 @@ export async function idsByPrefix(
         takeByKey(tables.scalingPolicies, lookup, limit, (p) => p.Target.Namespace === namespace),
         (p) => p.ID,
       );
+    case "vars":
+      // Nomad 1.6 walks every namespace's paths here, filtered by whether the
+      // token has any variables rule in each; this looks in the namespace
+      // asked for (every one with `*`) and at the paths the caller may list.
+      return isWildcard(namespace)
+        ? ids(
+            takeByKey(
+              tables.variables,
+              "",
+              limit,
+              (v) => v.Path.startsWith(lookup) && listsVariable(v.Namespace, v.Path),
+            ),
+            (v) => v.Path,
+          )
+        : ids(
+            takeByKey(tables.variables, variableKey(namespace, lookup), limit, (v) =>
+              listsVariable(v.Namespace, v.Path),
+            ),
+            (v) => v.Path,
+          );
     default:
       return NOTHING;
   }
@@ -118,6 +143,7 @@ export async function prefixSearch(
       request.namespace,
       lookup,
       TRUNCATE_LIMIT,
+      request.listsVariable,
     );
     const matches = rows.filter((id) => id.startsWith(request.prefix));
     Matches[context] = matches.length > 0 ? matches : null;

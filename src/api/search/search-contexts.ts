@@ -2,6 +2,13 @@ import type { AuthenticatedIdentity } from "../../auth/authenticate.ts";
 import { ApiError } from "../api-error.ts";
 import { ALL_NAMESPACES } from "../list-pages.ts";
 
+/**
+ * Whether the caller may list the variable at `path` in `namespace` (its
+ * `variables` rules, or a workload's own paths): a search names only the
+ * variables a `GET /v1/vars` would show it.
+ */
+export type ListsVariable = (namespace: string, path: string) => boolean;
+
 /** Nomad's searchable contexts (structs.Context), in Nomad's order (ossContexts). */
 export const SEARCH_CONTEXTS = [
   "allocs",

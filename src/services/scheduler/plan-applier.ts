@@ -1,8 +1,10 @@
+import type { AllocRow } from "../../../projections/allocs.ts";
 import { historyKey } from "../../../projections/history.ts";
 import type { Projections } from "../../../projections/index.ts";
 import type { AllocPlacement, AllocsPlanApplied } from "../../../streams/allocs.ts";
 import type { EvaluationSpec, EvaluationsUpserted } from "../../../streams/evals.ts";
 import type { Cause } from "../../../streams/event-schema.ts";
+import type { PlanIdentities } from "../../identity/plan-identities.ts";
 import type { Draft, Written } from "../../store/writer.ts";
 import type { Plan } from "./plan.ts";
 
@@ -26,6 +28,10 @@ export interface PlanResult {
  * apply let through. The check itself is the allocs projection's
  * (projections/plan-apply.ts): every server and every replay decides it the
  * same way, and the log orders concurrent plans.
+ *
+ * With `identities`, the allocations it places or updates in place are
+ * stamped with the active root key and, once applied, their workload
+ * identities are signed (Nomad's signAllocIdentities, one JWT per task).
  */
 export async function submitPlan(
   write: (drafts: readonly Draft[]) => Promise<Written>,
@@ -33,6 +39,7 @@ export async function submitPlan(
   plan: Plan,
   followups: readonly EvaluationSpec[],
   newID: () => string,
+  identities?: PlanIdentities,
 ): Promise<PlanResult> {
   const cause = planCause(tables, plan.evalID);
   const drafts: Draft[] = [];
@@ -40,18 +47,32 @@ export async function submitPlan(
     const data: EvaluationsUpserted = { Evals: followups };
     drafts.push({ type: "EvaluationsUpserted", v: 1, data, cause });
   }
-  const records = planRecords(plan, newID);
+  const signs = plan.placements.length > 0 || plan.inPlace.length > 0;
+  const signingKeyID = signs ? identities?.signingKey(tables.rootKeys) : undefined;
+  const records = planRecords(plan, newID, signingKeyID);
   for (const data of records) drafts.push({ type: "AllocsPlanApplied", v: 1, data, cause });
   const written = await write(drafts);
   let fullCommit = written.outcomes.every((o) => o.status === "applied");
   for (const r of records) if (tables.planRefusals.has(r.PlanID!)) fullCommit = false;
   const placedByGroup: Record<string, number> = {};
   let progress = false;
+  const signed: AllocRow[] = [];
   for (const p of plan.placements) {
     const a = tables.allocs.get(p.ID);
     if (!a || a.EvalID !== plan.evalID) continue;
     progress = true;
     placedByGroup[p.TaskGroup] = (placedByGroup[p.TaskGroup] ?? 0) + 1;
+    if (signingKeyID !== undefined && a.SigningKeyID === signingKeyID) signed.push(a);
+  }
+  if (signingKeyID !== undefined) {
+    for (const id of plan.inPlace) {
+      const a = tables.allocs.get(id);
+      if (a?.EvalID === plan.evalID && a.SigningKeyID === signingKeyID) signed.push(a);
+    }
+    // After apply: the JWT's issue time is the allocation's CreateTime, which
+    // the envelope's time gives. Signed again, the same key and time give the
+    // same JWT, so the client RPC may as well sign it if this is lost.
+    await identities!.sign(signed);
   }
   return { fullCommit, progress, placedByGroup, index: written.index };
 }
@@ -72,8 +93,12 @@ export function planCause(tables: Projections["tables"], evalID: string): Cause 
   return { type: type || "EvaluationsUpserted", evalId: evalID, index: created };
 }
 
-/** The plan as AllocsPlanApplied records: everything but the bulk of the placements in the first. */
-export function planRecords(plan: Plan, newID: () => string): AllocsPlanApplied[] {
+/**
+ * The plan as AllocsPlanApplied records: everything but the bulk of the
+ * placements in the first. `signingKeyID` goes on every record that places
+ * or updates in place.
+ */
+export function planRecords(plan: Plan, newID: () => string, signingKeyID?: string): AllocsPlanApplied[] {
   const placements: AllocPlacement[] = plan.placements.map(({ tg: _tg, ...p }) => p);
   const chunks: AllocPlacement[][] = [];
   for (let i = 0; i < placements.length; i += PLACEMENTS_PER_RECORD) {
@@ -93,6 +118,7 @@ export function planRecords(plan: Plan, newID: () => string): AllocsPlanApplied[
     if (chunk.length > 0 || (i === 0 && plan.inPlace.length > 0)) {
       record.Job = job;
       if (plan.deploymentID !== "") record.DeploymentID = plan.deploymentID;
+      if (signingKeyID !== undefined) record.SigningKeyID = signingKeyID;
     }
     if (chunk.length > 0) record.Placements = chunk;
     if (i === 0) {

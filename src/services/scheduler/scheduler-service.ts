@@ -11,6 +11,8 @@ import {
   isTerminalEvalStatus,
   newEvaluation,
 } from "../../../streams/evals.ts";
+import { PlanIdentities } from "../../identity/plan-identities.ts";
+import type { Keyring } from "../../keyring/keyring.ts";
 import type { Change } from "../../store/projection.ts";
 import type { Timer } from "../../util/clock.ts";
 import type { LeaderService, ServiceContext } from "../service.ts";
@@ -44,6 +46,12 @@ export interface SchedulerOptions {
   readonly broker?: Partial<BrokerOptions>;
   readonly newID?: () => string;
   readonly random?: () => number;
+  /**
+   * The server's root key material: plans stamp their allocations with the
+   * active key and sign their workload identities. Without it (tests of the
+   * scheduler alone), allocations are placed without identities.
+   */
+  readonly keyring?: Keyring;
 }
 
 /**
@@ -166,17 +174,19 @@ export class SchedulerService implements LeaderService, SchedulerWorkerPool {
     this.paused = true;
     this.setPaused(currentSchedulerConfig(ctx.tables.schedulerConfig).PauseEvalBroker);
 
+    const logger = ctx.logger.child({ component: "scheduler" });
     const runtime: WorkerRuntime = {
       tables: ctx.tables,
       broker,
       blocked,
       readyNodes,
       clock: ctx.clock,
-      logger: ctx.logger.child({ component: "scheduler" }),
+      logger,
       newID: this.newID,
       appliedIndex: () => ctx.store.appliedIndex,
       write: (drafts) => ctx.write(drafts),
       counters: this.counters,
+      identities: this.options.keyring && new PlanIdentities(this.options.keyring, logger),
     };
     this.runtime = runtime;
     this.startWorkers(runtime);

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { EvaluationRow } from "../../../projections/evals.ts";
 import type { Projections } from "../../../projections/index.ts";
 import type { EvalStatus, EvaluationSpec, EvaluationsUpserted } from "../../../streams/evals.ts";
+import type { PlanIdentities } from "../../identity/plan-identities.ts";
 import type { Draft, Written } from "../../store/writer.ts";
 import type { Clock } from "../../util/clock.ts";
 import type { BlockedEvals } from "./blocked-evals.ts";
@@ -36,6 +37,8 @@ export interface WorkerRuntime {
   write(drafts: readonly Draft[]): Promise<Written>;
   /** How many evaluations were processed, and plans submitted (for tests and benchmarks). */
   readonly counters: { evals: number; plans: number };
+  /** Signs the workload identities of what plans place; without it, allocations get none. */
+  readonly identities?: PlanIdentities;
 }
 
 /** Who a worker is and what it takes, as `/v1/agent/schedulers` shows it. */
@@ -182,6 +185,7 @@ export class Worker {
           outcome.plan,
           outcome.followupEvals,
           this.rt.newID,
+          this.rt.identities,
         ),
       );
       placed = result.placedByGroup;

@@ -3,7 +3,6 @@ import type { ExpectedFailures } from "../expectations.ts";
 const NEWER_NOMAD = "an API of a Nomad release after 1.6 (chronomad follows Nomad 1.6.1)";
 const SECRET_HASHED =
   "deliberate (design.md rule 5, issue 17): the server keeps only a hash of each token's SecretID, so a management token reading another token gets SecretID \"\"; the secret is shown at creation and to the token's owner";
-const VARIABLES = "variables and their locks: /v1/var, /v1/vars (issue 18)";
 const CLIENT_AGENT = "a real client agent joined to chronomad (issue 27)";
 const DEPLOYMENTS = "deployment fail/pause/promote with canaries (issue 20)";
 const GOSSIP =
@@ -23,13 +22,7 @@ export const EXPECTED_FAILURES: ExpectedFailures = {
   TestAgentTrace: "documented difference: /v1/agent/pprof answers 501",
   TestAgentProfile: "documented difference: /v1/agent/pprof answers 501",
   TestCSIVolumes_CRUD: "CSI volumes (issue 21)",
-  TestKeyring_CRUD: "keyring rotation, rekey and key deletion (issue 18)",
-  TestVariables_SimpleCRUD: VARIABLES,
-  TestVariables_CRUDWithCAS: VARIABLES,
-  TestVariables_Read: VARIABLES,
-  TestVariables_GetVariableItems: VARIABLES,
-  TestVariable_CreateReturnsContent: VARIABLES,
-  TestVariables_LockRenewRelease: VARIABLES,
+  TestVariables_LockRenewRelease: `${NEWER_NOMAD}: variable locks (Nomad 1.7)`,
   TestNodeIdentity_Get: `${CLIENT_AGENT}: /v1/client/identity, with node identities (issue 18)`,
   TestNodeIdentity_Renew: `${CLIENT_AGENT}: /v1/client/identity/renew, with node identities (issue 18)`,
   TestNode_Stats: `${CLIENT_AGENT}: /v1/client/stats`,

@@ -1,0 +1,59 @@
+import type { Logger } from "pino";
+import type { AllocRow } from "../../projections/allocs.ts";
+import type { RootKeyTable } from "../../projections/root-keys.ts";
+import type { Keyring } from "../keyring/keyring.ts";
+import { allocIdentities, chooseSigningKey, inSlices, SigningKeyUnavailable } from "./alloc-identities.ts";
+
+/**
+ * The plan applier's part of Nomad's signAllocIdentities: the key a plan's
+ * allocations are stamped with (SigningKeyID, in the record), and the
+ * signing of one JWT per task once they are applied. The JWTs go to the
+ * server's in-memory cache, from which the client RPC serves them; the log
+ * never sees them.
+ */
+export class PlanIdentities {
+  /** The last reason logged for placing without identities: said once, not at every plan. */
+  private unsignedReason: string | undefined;
+
+  constructor(
+    private readonly keyring: Keyring,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The active key when this server holds it; otherwise undefined, and why is logged. */
+  signingKey(rootKeys: RootKeyTable): string | undefined {
+    const choice = chooseSigningKey(this.keyring, rootKeys);
+    if ("keyId" in choice) {
+      if (this.unsignedReason !== undefined) this.logger.info("workload identities are signed again");
+      this.unsignedReason = undefined;
+      return choice.keyId;
+    }
+    if (this.unsignedReason !== choice.reason) {
+      this.logger.warn(
+        { reason: choice.reason },
+        "placing allocations without workload identities: their tasks cannot authenticate as themselves",
+      );
+      this.unsignedReason = choice.reason;
+    }
+    return undefined;
+  }
+
+  /**
+   * Signs the identities of `allocs` (those stamped with a key), in slices
+   * that give the event loop back every few milliseconds. Returns how many
+   * JWTs were made.
+   */
+  async sign(allocs: readonly AllocRow[]): Promise<number> {
+    let signed = 0;
+    await inSlices(allocs, (alloc) => {
+      try {
+        signed += Object.keys(allocIdentities(this.keyring, alloc) ?? {}).length;
+      } catch (err) {
+        // The key's material went away between the choice and now (a GC):
+        // the client RPC will say so when it is asked for them.
+        if (!(err instanceof SigningKeyUnavailable)) throw err;
+      }
+    });
+    return signed;
+  }
+}
