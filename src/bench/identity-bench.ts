@@ -4,11 +4,10 @@ import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pino } from "pino";
 import type { AllocRow } from "../../projections/allocs.ts";
-import { loadConfig } from "../config.ts";
 import { taskNames } from "../identity/claims.ts";
 import { PlanIdentities } from "../identity/plan-identities.ts";
 import { Keyring } from "../keyring/keyring.ts";
-import { startServer } from "../server.ts";
+import { startBenchServer } from "./bench-server.ts";
 import { idle, placed, putJob, readyNodes } from "./scheduler-bench.ts";
 
 export interface IdentityFigures {
@@ -75,20 +74,7 @@ export async function benchIdentity(options: IdentityBenchOptions = {}): Promise
   const nodes = options.nodes ?? 5_000;
   const count = options.allocs ?? 10_000;
   const dir = await mkdtemp(join(tmpdir(), "chronomad-bench-identity-"));
-  const config = await loadConfig(
-    [
-      "--http-addr",
-      "127.0.0.1:0",
-      "--data-dir",
-      dir,
-      "--log-level",
-      "silent",
-      "--fsync",
-      options.fsync ?? "always",
-    ],
-    {},
-  );
-  const server = await startServer(config, { logger: pino({ level: "silent" }) });
+  const server = await startBenchServer(["--data-dir", dir, "--fsync", options.fsync ?? "always"]);
   try {
     await readyNodes(server, nodes);
     const loop = monitorEventLoopDelay({ resolution: 1 });

@@ -7,12 +7,12 @@ import type { AllocRow } from "../../projections/allocs.ts";
 import { createProjections } from "../../projections/index.ts";
 import { allSchemas } from "../../streams/index.ts";
 import { EnvelopeCodec } from "../codec/envelope-codec.ts";
-import { loadConfig } from "../config.ts";
-import { type RunningServer, startServer } from "../server.ts";
+import type { RunningServer } from "../server.ts";
 import { SchedulerService } from "../services/scheduler/scheduler-service.ts";
 import { Store } from "../store/store.ts";
 import { type Draft, writeEvents } from "../store/writer.ts";
 import { readyNodeDrafts } from "./bench-nodes.ts";
+import { startBenchServer } from "./bench-server.ts";
 
 export interface SchedulerFigures {
   readonly nodes: number;
@@ -54,20 +54,7 @@ export async function benchScheduler(options: SchedulerBenchOptions = {}): Promi
   const jobs = options.jobs ?? 1_000;
   const perJob = options.allocsPerJob ?? 10;
   const dir = await mkdtemp(join(tmpdir(), "chronomad-bench-scheduler-"));
-  const config = await loadConfig(
-    [
-      "--http-addr",
-      "127.0.0.1:0",
-      "--data-dir",
-      dir,
-      "--log-level",
-      "silent",
-      "--fsync",
-      options.fsync ?? "always",
-    ],
-    {},
-  );
-  const server = await startServer(config, { logger: pino({ level: "silent" }) });
+  const server = await startBenchServer(["--data-dir", dir, "--fsync", options.fsync ?? "always"]);
   const url = `http://${server.address}`;
   try {
     await readyNodes(server, nodes);

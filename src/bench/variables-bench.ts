@@ -1,11 +1,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
 import { activeRootKey, type RootKeyRow } from "../../projections/root-keys.ts";
-import { loadConfig } from "../config.ts";
-import { type RunningServer, startServer } from "../server.ts";
+import type { RunningServer } from "../server.ts";
 import { decryptItems, encryptItems, type VariableItems } from "../variables/variable-crypto.ts";
+import { startBenchServer } from "./bench-server.ts";
 import { load } from "./http-load.ts";
 import type { LoadCall } from "./http-load-worker.ts";
 import { percentile } from "./percentile.ts";
@@ -49,11 +48,7 @@ function items(i: number): VariableItems {
 const pathOf = (i: number) => `bench/app-${String(i).padStart(4, "0")}/config`;
 
 async function start(dir: string): Promise<RunningServer> {
-  const config = await loadConfig(
-    ["--http-addr", "127.0.0.1:0", "--data-dir", dir, "--log-level", "silent", "--shed-reads-after-lag", "0"],
-    {},
-  );
-  return startServer(config, { logger: pino({ level: "silent" }) });
+  return startBenchServer(["--data-dir", dir, "--shed-reads-after-lag", "0"]);
 }
 
 /** Median time of one call of `fn` over `n` calls, in microseconds (after a warm-up). */
