@@ -113,6 +113,12 @@ export const TRACKED: Readonly<Record<string, Tracked>> = {
   // Who wrote or removed which variable, and under which root key: never its
   // sealed Data, nor its items (rows hold them only sealed).
   variables: { object: "variable", fields: ["KeyID", "ModifyIndex"], lists: {} },
+  // Which node registered which service of which allocation, where; and what removed it.
+  service_registrations: {
+    object: "service_registration",
+    fields: ["ServiceName", "NodeID", "AllocID", "Address", "Port", "Tags"],
+    lists: {},
+  },
   // Who granted what, when (issue 17). Rows hold no secret: a token's secret is only its hash and is not tracked.
   acl_tokens: {
     object: "acl_token",
@@ -161,8 +167,8 @@ export function historyProjection(observedTables: readonly string[]) {
 
   const projection: Projection = {
     name: "history",
-    // 6: variables are tracked.
-    version: 6,
+    // 6: variables are tracked. 7: service registrations are.
+    version: 7,
     tables: [history],
     handles: new Set(),
     evolve() {},

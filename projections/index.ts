@@ -17,6 +17,7 @@ import { nodesProjection } from "./nodes.ts";
 import { rootKeysProjection } from "./root-keys.ts";
 import { scalingProjection } from "./scaling.ts";
 import { schedulerConfigProjection } from "./scheduler-config.ts";
+import { serviceRegistrationsProjection } from "./service-registrations.ts";
 import { variablesProjection } from "./variables.ts";
 
 /**
@@ -44,6 +45,7 @@ export function createProjections() {
   });
   jobs.bind(allocs.allocs, evals.evals);
   const deployments = deploymentsProjection(allocs.allocs);
+  const services = serviceRegistrationsProjection({ nodes: nodes.nodes, allocs: allocs.allocs });
   const scaling = scalingProjection();
   const jobSubmissions = jobSubmissionsProjection();
   const all: Projection[] = [
@@ -67,6 +69,8 @@ export function createProjections() {
     // After nodes: a registration the nodes projection refuses creates no pool.
     nodePools.projection,
     allocs.projection,
+    // After nodes and allocs: it checks a registration against their rows as this record leaves them.
+    services.projection,
     // After allocs: it counts the placements of a plan that applied.
     deployments.projection,
     gcProjection({
@@ -110,6 +114,7 @@ export function createProjections() {
       scalingPolicies: scaling.policies,
       scalingEvents: scaling.events,
       deployments: deployments.deployments,
+      serviceRegistrations: services.registrations,
       history: history.history,
     },
   };

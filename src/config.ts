@@ -36,6 +36,19 @@ export interface ServerConfig {
    */
   readonly advertiseAddr: string;
   /**
+   * host:port Nomad's RPC protocol listens on, for Nomad client agents
+   * (`nomad agent -client -servers HOST:PORT`). Unset: the HTTP host, one
+   * port above the HTTP port (Nomad's 4646/4647), or an ephemeral port when
+   * the HTTP port is 0.
+   */
+  readonly rpcAddr: string;
+  /** host:port clients reach the RPC port at; empty: the bound address, as for advertise_addr. */
+  readonly advertiseRpcAddr: string;
+  /** Nomad's rpc_handshake_timeout (ms): how long a new RPC connection may take to send its first byte. */
+  readonly rpcHandshakeTimeout: number;
+  /** Nomad's rpc_max_conns_per_client: RPC connections one IP address may hold at once; 0 for no limit. */
+  readonly rpcMaxConnsPerClient: number;
+  /**
    * With a shared (Kafka) log: how long the leader may go unheard before
    * another server takes over. Bounds failover time; the broker's
    * group.min.session.timeout.ms (6s by default) is the floor.
@@ -190,6 +203,25 @@ const SETTINGS: readonly Setting[] = [
   },
   { name: "heartbeat_grace", kind: "duration", default: "10s", help: "Nomad's heartbeat_grace" },
   { name: "failover_heartbeat_ttl", kind: "duration", default: "5m", help: "Nomad's failover_heartbeat_ttl" },
+  {
+    name: "rpc_addr",
+    kind: "string",
+    placeholder: "HOST:PORT",
+    help: "address Nomad's RPC protocol listens on, for Nomad client agents (default the HTTP host, port 4647 beside 4646: one above the HTTP port, ephemeral beside 0)",
+  },
+  {
+    name: "advertise_rpc_addr",
+    kind: "string",
+    placeholder: "HOST:PORT",
+    help: "address client agents reach the RPC port at (default the bound address, with the host name for 0.0.0.0)",
+  },
+  { name: "rpc_handshake_timeout", kind: "duration", default: "5s", help: "Nomad's rpc_handshake_timeout" },
+  {
+    name: "rpc_max_conns_per_client",
+    kind: "number",
+    default: "100",
+    help: "Nomad's rpc_max_conns_per_client: RPC connections per client IP (0 for no limit)",
+  },
   {
     name: "advertise_addr",
     kind: "string",
@@ -385,6 +417,10 @@ export async function loadConfig(
       failoverHeartbeatTtl: value("failover_heartbeat_ttl"),
     },
     advertiseAddr: value<string | undefined>("advertise_addr") ?? "",
+    rpcAddr: value<string | undefined>("rpc_addr") ?? rpcBesideHttp(value("http_addr")),
+    advertiseRpcAddr: value<string | undefined>("advertise_rpc_addr") ?? "",
+    rpcHandshakeTimeout: value("rpc_handshake_timeout"),
+    rpcMaxConnsPerClient: value("rpc_max_conns_per_client"),
     leaderSessionTimeout: value("leader_session_timeout"),
     shutdownGrace: value("shutdown_grace"),
     keyringKek: value<string | undefined>("keyring_kek") ?? "",
@@ -401,6 +437,11 @@ export async function loadConfig(
   };
   splitHostPort(config.httpAddr);
   if (config.advertiseAddr) splitHostPort(config.advertiseAddr, "advertise_addr");
+  splitHostPort(config.rpcAddr, "rpc_addr");
+  if (config.advertiseRpcAddr) splitHostPort(config.advertiseRpcAddr, "advertise_rpc_addr");
+  if (!Number.isInteger(config.rpcMaxConnsPerClient) || config.rpcMaxConnsPerClient < 0) {
+    throw new ConfigError("rpc_max_conns_per_client must be a whole number, 0 or more");
+  }
   if (config.keyringKek && config.keyringKekFile) {
     throw new ConfigError("set keyring_kek or keyring_kek_file, not both");
   }
@@ -480,6 +521,13 @@ function parseSetting(s: Setting, v: unknown): unknown {
       return ms;
     }
   }
+}
+
+/** The default rpc_addr: Nomad's ports are 4646 (HTTP) and 4647 (RPC); port 0 stays ephemeral. */
+function rpcBesideHttp(httpAddr: string): string {
+  const { host, port } = splitHostPort(httpAddr);
+  const h = host.includes(":") ? `[${host}]` : host;
+  return `${h}:${port === 0 ? 0 : port + 1}`;
 }
 
 /** Splits "host:port" (or "[v6]:port"); throws a ConfigError naming the bad address. */

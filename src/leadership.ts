@@ -6,6 +6,8 @@ export interface ServerMember {
   readonly name: string;
   /** Its advertised HTTP address (host:port). */
   readonly address: string;
+  /** Its advertised RPC address (host:port), where Nomad's client agents connect; "" when unknown. */
+  readonly rpcAddress?: string;
   readonly leader: boolean;
   /** Whether it is the server answering. */
   readonly self: boolean;
@@ -35,13 +37,15 @@ export interface Leadership {
 
 export class SoleLeadership implements Leadership {
   private address = "";
+  private rpcAddress = "";
   readonly leader$ = new BehaviorSubject(true).asObservable();
 
   constructor(private readonly serverName = "") {}
 
   /** Set once the API listens: with port 0 the real port is known only then. */
-  advertise(address: string): void {
+  advertise(address: string, rpcAddress = ""): void {
     this.address = address;
+    this.rpcAddress = rpcAddress;
   }
 
   isLeader(): boolean {
@@ -61,6 +65,8 @@ export class SoleLeadership implements Leadership {
   }
 
   members(): readonly ServerMember[] {
-    return [{ name: this.serverName, address: this.address, leader: true, self: true }];
+    return [
+      { name: this.serverName, address: this.address, rpcAddress: this.rpcAddress, leader: true, self: true },
+    ];
   }
 }

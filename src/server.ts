@@ -27,6 +27,10 @@ import { openLog } from "./log/open-log.ts";
 import { LogTap } from "./logging/log-tap.ts";
 import { Metrics } from "./metrics/metrics.ts";
 import { registerNomadMetrics } from "./metrics/nomad-metrics.ts";
+import { NodeSessions } from "./rpc/node-sessions.ts";
+import { RpcDispatcher } from "./rpc/rpc-dispatcher.ts";
+import { RpcMetrics } from "./rpc/rpc-metrics.ts";
+import { RpcServer } from "./rpc/rpc-server.ts";
 import { HeartbeatWatcher } from "./services/heartbeat-watcher.ts";
 import { createServices } from "./services/index.ts";
 import { SchedulerService } from "./services/scheduler/scheduler-service.ts";
@@ -44,6 +48,8 @@ import { type Clock, systemClock } from "./util/clock.ts";
 export interface RunningServer {
   /** The address the HTTP API listens on, e.g. 127.0.0.1:4646 (the real port when 0 was asked for). */
   readonly address: string;
+  /** The advertised RPC address Nomad's client agents connect to; "" for a read-only server (no RPC port). */
+  readonly rpcAddress: string;
   readonly store: Store;
   readonly log: EventLog;
   readonly http: FastifyInstance;
@@ -160,6 +166,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     heartbeats,
     watches: new Watches(store),
     keyring,
+    nodeSessions: new NodeSessions(),
   };
   registerStoreMetrics(metrics, store);
   metrics.gauge("chronomad.leader", () => (leadership.isLeader() ? 1 : 0));
@@ -195,8 +202,18 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
   const http = await buildApi(ctx);
   await http.listen({ host, port });
   const advertised = advertisedAddress(config, http.server.address());
+  // A read-only server must not take a client agent's writes: it opens no RPC port.
+  const rpc = config.readOnly
+    ? undefined
+    : await startRpc(config, ctx, http).catch(async (err) => {
+        await http.close();
+        throw err;
+      });
+  const rpcAdvertised = rpc
+    ? advertisedAddress(config, rpc.server.bound(), config.advertiseRpcAddr, config.rpcAddr)
+    : "";
   try {
-    await leadership.join(advertised);
+    await leadership.join(advertised, rpcAdvertised);
     if (!config.readOnly) {
       // A leader serves only once its services run (its claim is in the log).
       await services.attach(leadership, advertised);
@@ -206,6 +223,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
       if (leadership.isLeader()) await keyringInitializer.settled();
     }
   } catch (err) {
+    await rpc?.server.close();
     await http.close();
     await services.close();
     await keyMaterial.stop();
@@ -215,7 +233,13 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     throw err;
   }
   logger.info(
-    { http: advertised, log: log.url, index: store.appliedIndex, readOnly: config.readOnly },
+    {
+      http: advertised,
+      rpc: rpcAdvertised,
+      log: log.url,
+      index: store.appliedIndex,
+      readOnly: config.readOnly,
+    },
     "chronomad serving",
   );
 
@@ -231,6 +255,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
         election: leadership,
         closing,
         http,
+        rpc: rpc?.server,
         events,
         watches: ctx.watches,
         store,
@@ -243,6 +268,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
   const flushLog = () => log.close();
   return {
     address: advertised,
+    rpcAddress: rpcAdvertised,
     store,
     log,
     http,
@@ -286,4 +312,22 @@ function registerStoreMetrics(metrics: Metrics, store: Store): void {
   metrics.gauge("chronomad.log.last_index", () => store.log.lastIndex());
   metrics.gauge("chronomad.runtime.heap_bytes", () => process.memoryUsage().heapUsed);
   metrics.gauge("chronomad.runtime.rss_bytes", () => process.memoryUsage.rss());
+}
+
+/** Nomad's RPC port, for client agents: a second transport into the API's client RPC routes. */
+async function startRpc(config: ServerConfig, ctx: ApiContext, http: FastifyInstance) {
+  const sessions = ctx.nodeSessions;
+  const metrics = new RpcMetrics(ctx.metrics);
+  const logger = ctx.logger.child({ component: "rpc" });
+  const server = await RpcServer.listen(
+    {
+      addr: config.rpcAddr,
+      handshakeTimeoutMs: config.rpcHandshakeTimeout,
+      maxConnsPerClient: config.rpcMaxConnsPerClient,
+    },
+    { dispatcher: new RpcDispatcher(http, ctx, sessions, metrics), sessions, metrics, logger },
+  );
+  ctx.metrics.gauge("chronomad.rpc.sessions", () => server.sessionCount);
+  ctx.metrics.gauge("chronomad.rpc.client_nodes", () => sessions.size);
+  return { server };
 }

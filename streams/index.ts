@@ -12,6 +12,7 @@ import { namespaceSchemas } from "./namespaces.ts";
 import { nodePoolSchemas } from "./node-pools.ts";
 import { nodeSchemas } from "./nodes.ts";
 import { schedulerConfigSchemas } from "./scheduler-config.ts";
+import { serviceRegistrationSchemas } from "./service-registrations.ts";
 import { variableSchemas } from "./variables.ts";
 
 /** Every event type the log may hold, with its current schema version. */
@@ -30,4 +31,5 @@ export const allSchemas: readonly EventSchema[] = [
   ...keyringSchemas,
   ...variableSchemas,
   ...aclSchemas,
+  ...serviceRegistrationSchemas,
 ];

@@ -83,6 +83,27 @@ describe("loadConfig", () => {
     await expect(loadConfig(["--log"], {})).rejects.toThrow(/--log needs a value/);
   });
 
+  it("puts Nomad's RPC port beside the HTTP port unless told otherwise", async () => {
+    const defaults = await loadConfig([], {});
+    expect(defaults.rpcAddr).toBe("127.0.0.1:4647");
+    expect(defaults.rpcHandshakeTimeout).toBe(5_000);
+    expect(defaults.rpcMaxConnsPerClient).toBe(100);
+    expect((await loadConfig(["--http-addr", "0.0.0.0:8000"], {})).rpcAddr).toBe("0.0.0.0:8001");
+    // Tests ask for an ephemeral HTTP port: the RPC port is ephemeral too, never a fixed one they would share.
+    expect((await loadConfig(["--http-addr", "127.0.0.1:0"], {})).rpcAddr).toBe("127.0.0.1:0");
+    expect((await loadConfig(["--http-addr", "[::1]:4646"], {})).rpcAddr).toBe("[::1]:4647");
+    const set = await loadConfig(["--rpc-addr", "127.0.0.1:9999"], {
+      CHRONOMAD_ADVERTISE_RPC_ADDR: "10.0.0.1:9999",
+    });
+    expect([set.rpcAddr, set.advertiseRpcAddr]).toEqual(["127.0.0.1:9999", "10.0.0.1:9999"]);
+    await expect(loadConfig(["--rpc-addr", "4647"], {})).rejects.toThrow(
+      /rpc_addr must be host:port, not "4647"/,
+    );
+    await expect(loadConfig(["--rpc-max-conns-per-client", "-1"], {})).rejects.toThrow(
+      /rpc_max_conns_per_client/,
+    );
+  });
+
   it("is asked for its usage by --help or -h where a flag goes, not where a value does", () => {
     expect(wantsHelp(["--help"])).toBe(true);
     expect(wantsHelp(["-h"])).toBe(true);

@@ -211,6 +211,26 @@ const ENTRIES: readonly Entry[] = [
   // (and alloc-node-exec on the client for drivers without filesystem isolation).
   ["GET /v1/client/allocation/:id/exec", ANY_TOKEN],
 
+  // ---- calls passed on to client agents: none before the allocation's lookup (404); then a
+  // capability in the allocation's namespace, checked in the handler ----
+  ["GET /v1/client/fs/ls/:id", ANY_TOKEN], // FileSystem.List: read-fs
+  ["GET /v1/client/fs/stat/:id", ANY_TOKEN], // FileSystem.Stat: read-fs
+  ["GET /v1/client/fs/readat/:id", ANY_TOKEN], // FileSystem.Stream: read-fs
+  ["GET /v1/client/fs/cat/:id", ANY_TOKEN], // FileSystem.Stream: read-fs
+  ["GET /v1/client/fs/stream/:id", ANY_TOKEN], // FileSystem.Stream: read-fs
+  ["GET /v1/client/fs/logs/:id", ANY_TOKEN], // FileSystem.Logs: read-fs or read-logs
+  ["GET /v1/client/allocation/:id/stats", ANY_TOKEN], // ClientAllocations.Stats: read-job
+  ["GET /v1/client/allocation/:id/checks", ANY_TOKEN], // ClientAllocations.Checks: read-job
+  ...putPost("/v1/client/allocation/:id/restart", ANY_TOKEN), // ClientAllocations.Restart: alloc-lifecycle
+  ...putPost("/v1/client/allocation/:id/signal", ANY_TOKEN), // ClientAllocations.Signal: alloc-lifecycle
+  ["GET /v1/client/allocation/:id/gc", ANY_TOKEN], // ClientAllocations.GarbageCollect: submit-job
+  // The node's own calls check the node block first. (Nomad's HTTP handler answers 400 "No local
+  // Node and node_id not provided" before any RPC; here a caller without the capability hears 403 first.)
+  ["GET /v1/client/gc", node("write")], // ClientAllocations.GarbageCollectAll: AllowNodeWrite
+  ["GET /v1/client/stats", node("read")], // ClientStats.Stats: AllowNodeRead
+  ["GET /v1/client/metadata", node("read")], // NodeMeta.Read: AllowNodeRead
+  ["POST /v1/client/metadata", node("write")], // NodeMeta.Apply: AllowNodeWrite
+
   // ---- jobs ----
   ["GET /v1/jobs", ns("list-jobs")], // Job.List: list-jobs (namespace * = any; rows filtered)
   ...putPost("/v1/jobs", JOB_REGISTER), // Job.Register
@@ -269,6 +289,34 @@ const ENTRIES: readonly Entry[] = [
   ["GET /v1/deployment/:id", ns("read-job")], // Deployment.GetDeployment: read-job, then hidden (404) outside the deployment's namespace
   ["GET /v1/deployment/allocations/:id", ns("read-job")], // Deployment.Allocations: read-job, then per alloc namespace
 
+  // ---- service registrations (provider "nomad") ----
+  // ServiceRegistration.List: read-job in ?namespace= (a workload identity passes: Nomad skips the
+  // check for claims); with namespace * nothing is refused and rows are filtered by read-job.
+  [
+    "GET /v1/services",
+    byHandler(
+      "ServiceRegistration.List: read-job in ?namespace=, or any workload identity; " +
+        "with namespace * rows are filtered by read-job in their namespace",
+      ANY_TOKEN,
+    ),
+  ],
+  // ServiceRegistration.GetService: read-job in ?namespace=, or any workload identity (claims skip the check).
+  [
+    "GET /v1/service/:name",
+    byHandler("ServiceRegistration.GetService: read-job in ?namespace=, or any workload identity", ANY_TOKEN),
+  ],
+  // ServiceRegistration.DeleteByID: submit-job in ?namespace=; a token Nomad cannot find is tried as a node SecretID.
+  [
+    "DELETE /v1/service/:name/:id",
+    byHandler(
+      "ServiceRegistration.DeleteByID: submit-job in ?namespace=, or a client node's SecretID " +
+        "(which deletes only that node's registrations)",
+      ANY_TOKEN,
+    ),
+  ],
+  ["GET /v1/job/:id/services", ns("read-job")], // Job.GetServiceRegistrations: read-job
+  ["GET /v1/allocation/:id/services", ns("read-job")], // Alloc.GetServiceRegistrations: read-job, then the alloc's namespace must be ?namespace=
+
   // ---- history: chronomad's own, the same rule as reading the object in Nomad ----
   ["GET /v1/allocation/:id/history", ANY_TOKEN], // as Alloc.GetAlloc: read-job in the alloc's namespace, in the handler
   ["GET /v1/node/:id/history", node("read")], // as Node.GetNode: AllowNodeRead
@@ -288,6 +336,11 @@ const ENTRIES: readonly Entry[] = [
   ...putPost("/v1/rpc/Node.Deregister", CLIENT),
   ...putPost("/v1/rpc/Node.EmitEvents", CLIENT), // Node.EmitEvents: authentication and mTLS client certificate
   ...putPost("/v1/rpc/Alloc.GetAllocs", CLIENT), // Alloc.GetAllocs: authentication and mTLS client certificate
+  ...putPost("/v1/rpc/Alloc.GetAlloc", CLIENT), // Alloc.GetAlloc: a client watching a previous allocation elsewhere
+  // ServiceRegistration.Upsert: a node's SecretID (and mTLS client certificate); here only for its own allocations.
+  ...putPost("/v1/rpc/ServiceRegistration.Upsert", CLIENT),
+  // ServiceRegistration.DeleteByID as a client sends it: its SecretID; here only its own registrations.
+  ...putPost("/v1/rpc/ServiceRegistration.DeleteByID", CLIENT),
   // An unknown method: Nomad's RPC server answers "can't find method" before any handler runs.
   ...putPost("/v1/rpc/:method", PUBLIC),
 

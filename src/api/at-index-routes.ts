@@ -31,6 +31,7 @@ const NOT_IN_THE_LOG = "it describes this agent, not state the log holds";
 const THE_ELECTION_NOW =
   "the servers are those taking part in the leader election now, not state the log holds";
 const CONFIGURATION = "it answers the server's configuration, not state the log holds";
+const FROM_THE_CLIENT = "it is answered by a client agent now, not state the log holds";
 
 export const AT_INDEX_ROUTES: Readonly<Record<ReadRouteKey, AtIndexSupport>> = {
   // ---- no log state: this agent, its configuration, the election now, live streams ----
@@ -56,6 +57,18 @@ export const AT_INDEX_ROUTES: Readonly<Record<ReadRouteKey, AtIndexSupport>> = {
   "GET /.well-known/openid-configuration": refused(CONFIGURATION),
   "GET /v1/acl/whoami": refused("it answers the identity this request was authenticated as, now"),
   "GET /v1/client/allocation/:id/exec": refused("a command runs in an allocation now, not in the past"),
+  "GET /v1/client/fs/ls/:id": refused(FROM_THE_CLIENT),
+  "GET /v1/client/fs/stat/:id": refused(FROM_THE_CLIENT),
+  "GET /v1/client/fs/readat/:id": refused(FROM_THE_CLIENT),
+  "GET /v1/client/fs/cat/:id": refused(FROM_THE_CLIENT),
+  "GET /v1/client/fs/stream/:id": refused(FROM_THE_CLIENT),
+  "GET /v1/client/fs/logs/:id": refused(FROM_THE_CLIENT),
+  "GET /v1/client/allocation/:id/stats": refused(FROM_THE_CLIENT),
+  "GET /v1/client/allocation/:id/checks": refused(FROM_THE_CLIENT),
+  "GET /v1/client/allocation/:id/gc": refused("it collects an allocation on its client agent now"),
+  "GET /v1/client/gc": refused("it collects allocations on a client agent now"),
+  "GET /v1/client/stats": refused(FROM_THE_CLIENT),
+  "GET /v1/client/metadata": refused(FROM_THE_CLIENT),
   // The same words as src/api/plugins/events.ts, whichever of the two answers first.
   "GET /v1/event/stream": refused("the stream starts after `index` (frames with a greater Index)"),
 
@@ -95,6 +108,10 @@ export const AT_INDEX_ROUTES: Readonly<Record<ReadRouteKey, AtIndexSupport>> = {
   "GET /v1/deployments": HONOURED,
   "GET /v1/deployment/:id": HONOURED,
   "GET /v1/deployment/allocations/:id": HONOURED,
+  "GET /v1/services": HONOURED,
+  "GET /v1/service/:name": HONOURED,
+  "GET /v1/job/:id/services": HONOURED,
+  "GET /v1/allocation/:id/services": HONOURED,
   "GET /v1/scaling/policies": HONOURED,
   "GET /v1/scaling/policy/:id": HONOURED,
   "GET /v1/acl/policies": HONOURED,

@@ -34,7 +34,10 @@ import { agentPprofPlugin } from "./plugins/agent-pprof.ts";
 import { agentSchedulersPlugin } from "./plugins/agent-schedulers.ts";
 import { allocExecPlugin } from "./plugins/alloc-exec.ts";
 import { allocationsPlugin } from "./plugins/allocations.ts";
+import { clientAllocationsPlugin } from "./plugins/client-allocations.ts";
+import { clientFsPlugin } from "./plugins/client-fs.ts";
 import { clientRpcPlugin } from "./plugins/client-rpc.ts";
+import { clientStatsPlugin } from "./plugins/client-stats.ts";
 import { deploymentsPlugin } from "./plugins/deployments.ts";
 import { evaluationsPlugin } from "./plugins/evaluations.ts";
 import { eventsPlugin } from "./plugins/events.ts";
@@ -47,6 +50,7 @@ import { jobsPlugin } from "./plugins/jobs.ts";
 import { keyringPlugin } from "./plugins/keyring.ts";
 import { metricsPlugin } from "./plugins/metrics.ts";
 import { namespacesPlugin } from "./plugins/namespaces.ts";
+import { nodeMetaPlugin } from "./plugins/node-meta.ts";
 import { nodePoolsPlugin } from "./plugins/node-pools.ts";
 import { nodesPlugin } from "./plugins/nodes.ts";
 import { registerOpenApi } from "./plugins/openapi.ts";
@@ -57,6 +61,7 @@ import { regionsPlugin } from "./plugins/regions.ts";
 import { scalingPoliciesPlugin } from "./plugins/scaling-policies.ts";
 import { schedulerConfigPlugin } from "./plugins/scheduler-config.ts";
 import { searchPlugin } from "./plugins/search.ts";
+import { servicesPlugin } from "./plugins/services.ts";
 import { statusPlugin } from "./plugins/status.ts";
 import { systemPlugin } from "./plugins/system.ts";
 import { validatePlugin } from "./plugins/validate.ts";
@@ -95,6 +100,10 @@ const PLUGINS = [
   nodePoolsPlugin,
   allocationsPlugin,
   allocExecPlugin,
+  clientFsPlugin,
+  clientAllocationsPlugin,
+  clientStatsPlugin,
+  nodeMetaPlugin,
   jobsPlugin,
   jobScalePlugin,
   jobParsePlugin,
@@ -107,6 +116,7 @@ const PLUGINS = [
   operatorStatePlugin,
   keyringPlugin,
   variablesPlugin,
+  servicesPlugin,
   aclTokensPlugin,
   aclAuthMethodsPlugin,
   aclBindingRulesPlugin,

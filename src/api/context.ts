@@ -9,6 +9,7 @@ import type { Leadership } from "../leadership.ts";
 import type { LogTap } from "../logging/log-tap.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { HeartbeatTimers } from "../nodes/heartbeat-timers.ts";
+import type { NodeSessions } from "../rpc/node-sessions.ts";
 import type { SchedulerWorkerPool } from "../services/scheduler/worker-pool.ts";
 import type { StateAt } from "../store/state-at.ts";
 import type { Store } from "../store/store.ts";
@@ -42,4 +43,6 @@ export interface ApiContext {
   readonly watches: Watches;
   /** The root key material this server holds: seals and opens what must not be in clear (OIDC client secrets). */
   readonly keyring: Keyring;
+  /** The yamux sessions of client agents connected to this server's RPC port, by node (server → client calls). */
+  readonly nodeSessions: NodeSessions;
 }

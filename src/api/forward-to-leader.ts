@@ -1,9 +1,8 @@
-import { Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest, preParsingAsyncHookHandler } from "fastify";
-import { splitHostPort } from "../config.ts";
 import { ApiError } from "./api-error.ts";
 import type { ApiContext } from "./context.ts";
+import { proxiedRequest, relay, sendToServer } from "./proxy-to-server.ts";
 
 /**
  * Set on a request one server forwards to another (its value: the
@@ -21,28 +20,9 @@ declare module "fastify" {
   }
 }
 
-// Hop-by-hop headers (RFC 9110 §7.6.1) describe one connection, not the
-// request; host and content-length are set again for the new one.
-const NOT_FORWARDED = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "host",
-  "content-length",
-]);
-
-const CONNECT_TIMEOUT_MS = 5_000;
 /** Nomad's rpc_hold_timeout: how long a request waits for a leader to forward it to. */
 const RPC_HOLD_MS = 5_000;
 const HOLD_RETRY_MS = 100;
-// Heartbeats forwarded every few seconds per node reuse connections.
-const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
 /**
  * A route `preParsing` hook that keeps the body's bytes as received in
@@ -96,37 +76,22 @@ export async function forwardToLeader(
       `No cluster leader: ${String(from)} forwarded this request, but this server does not lead`,
     );
   }
-  const body = bodyOf(request);
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value !== undefined && !NOT_FORWARDED.has(name)) headers[name] = value;
-  }
-  headers[FORWARDED_HEADER] = ctx.config.serverName;
-  if (body) headers["content-length"] = String(body.length);
+  const out = proxiedRequest(request, FORWARDED_HEADER, ctx.config.serverName);
 
   // Nomad's RPC hold: while leadership moves (a leader restarting, leaving
   // the election) there is briefly no leader, or one that no longer
   // listens; the request waits for the next one instead of failing. Only
   // where nothing was sent yet, so a write is never sent twice.
   const holdUntil = Date.now() + RPC_HOLD_MS;
-  let abandon: (() => void) | undefined;
-  reply.raw.once("close", () => abandon?.());
   for (;;) {
     const leader = ctx.leadership.leaderAddress();
     try {
       if (!leader) throw new ApiError(500, "No cluster leader");
-      const { host, port } = splitHostPort(leader, "leader address");
-      headers.host = leader;
-      const response = await send(leader, {
-        host,
-        port,
-        method: request.method,
-        path: request.url,
-        headers,
-        body,
-        clientGone: (abort) => {
-          abandon = abort;
-        },
+      const response = await sendToServer(leader, out, reply.raw).catch((err: NodeJS.ErrnoException) => {
+        throw new LeaderUnreachable(
+          `cannot reach the leader at ${leader}: ${err.message}`,
+          err.code === "ECONNREFUSED",
+        );
       });
       return relay(reply, response);
     } catch (err) {
@@ -137,17 +102,6 @@ export async function forwardToLeader(
   }
 }
 
-function relay(reply: FastifyReply, response: IncomingMessage): FastifyReply {
-  reply.status(response.statusCode ?? 502);
-  for (const [name, value] of Object.entries(response.headers as IncomingHttpHeaders)) {
-    if (value !== undefined && !NOT_FORWARDED.has(name)) reply.header(name, value);
-  }
-  if (response.headers["content-length"] !== undefined) {
-    reply.header("content-length", response.headers["content-length"]);
-  }
-  return reply.send(response);
-}
-
 /** The leader could not be reached; `refused` when the request certainly never got there. */
 class LeaderUnreachable extends ApiError {
   constructor(
@@ -156,69 +110,4 @@ class LeaderUnreachable extends ApiError {
   ) {
     super(500, `No cluster leader: ${why}`);
   }
-}
-
-function bodyOf(request: FastifyRequest): Buffer | undefined {
-  if (request.rawBody) return request.rawBody.length > 0 ? request.rawBody : undefined;
-  const body: unknown = request.body;
-  if (body === undefined || body === null) return undefined;
-  if (Buffer.isBuffer(body)) return body;
-  if (typeof body === "string") return Buffer.from(body);
-  return Buffer.from(JSON.stringify(body));
-}
-
-interface Outgoing {
-  readonly host: string;
-  readonly port: number;
-  readonly method: string;
-  readonly path: string;
-  readonly headers: Record<string, string | string[]>;
-  readonly body: Buffer | undefined;
-  /** Registers what to do when the caller hangs up: the leader's work is then abandoned too. */
-  readonly clientGone: (abort: () => void) => void;
-}
-
-/** Resolves with the leader's response once its headers arrive. */
-function send(leader: string, out: Outgoing): Promise<IncomingMessage> {
-  return new Promise<IncomingMessage>((resolve, reject) => {
-    const upstream = httpRequest({
-      agent,
-      host: out.host,
-      port: out.port,
-      method: out.method,
-      path: out.path,
-      headers: out.headers,
-    });
-    let connectTimer: NodeJS.Timeout | undefined;
-    upstream.once("socket", (socket) => {
-      if (!socket.connecting) return;
-      // Only connecting is bounded: a blocking query may rightly stay
-      // silent for minutes once the leader has it.
-      connectTimer = setTimeout(
-        () => upstream.destroy(new Error(`no connection within ${CONNECT_TIMEOUT_MS} ms`)),
-        CONNECT_TIMEOUT_MS,
-      );
-      socket.once("connect", () => clearTimeout(connectTimer));
-    });
-    let answered: IncomingMessage | undefined;
-    upstream.once("response", (response) => {
-      clearTimeout(connectTimer);
-      answered = response;
-      resolve(response);
-    });
-    upstream.once("error", (err: NodeJS.ErrnoException) => {
-      clearTimeout(connectTimer);
-      reject(
-        new LeaderUnreachable(
-          `cannot reach the leader at ${leader}: ${err.message}`,
-          err.code === "ECONNREFUSED",
-        ),
-      );
-    });
-    out.clientGone(() => {
-      // A finished exchange leaves its socket to the keep-alive pool.
-      if (!answered?.complete && !upstream.destroyed) upstream.destroy();
-    });
-    upstream.end(out.body);
-  });
 }

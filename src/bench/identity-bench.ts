@@ -56,6 +56,8 @@ function job(id: string, count: number) {
             Driver: "docker",
             Config: { image: "alpine:3.19" },
             Resources: { CPU: 20, MemoryMB: 20 },
+            // Small enough for the 10 MB disk (Nomad: logs must fit in it with room to spare).
+            LogConfig: { MaxFiles: 1, MaxFileSizeMB: 1 },
           })),
         },
       ],

@@ -26,9 +26,11 @@ interface GroupView {
   readonly peers: readonly string[];
   /** Each member's server name, by advertised address. */
   readonly names: ReadonlyMap<string, string>;
+  /** Each member's advertised RPC address, by advertised (HTTP) address. */
+  readonly rpc: ReadonlyMap<string, string>;
 }
 
-const NO_VIEW: GroupView = { leader: "", peers: [], names: new Map() };
+const NO_VIEW: GroupView = { leader: "", peers: [], names: new Map(), rpc: new Map() };
 // Kafka's limit on topic names (Topic.java).
 const MAX_TOPIC_LENGTH = 249;
 
@@ -57,6 +59,7 @@ export class KafkaLeadership implements Leadership {
   private readonly heartbeatMs: number;
   private consumer: Consumer | undefined;
   private advertised = "";
+  private advertisedRpc = "";
   private view: GroupView = NO_VIEW;
   private viewSeq = 0;
   private contactAt = 0;
@@ -107,8 +110,9 @@ export class KafkaLeadership implements Leadership {
    * if the broker refuses to let it join at all (a session timeout outside
    * the broker's group.min/max.session.timeout.ms, missing ACLs).
    */
-  async join(address: string): Promise<void> {
+  async join(address: string, rpcAddress = ""): Promise<void> {
     this.advertised = address;
+    this.advertisedRpc = rpcAddress;
     this.joinedAt = Date.now();
     await this.ensureLeaderTopic();
     await this.startConsumer();
@@ -140,6 +144,7 @@ export class KafkaLeadership implements Leadership {
     return this.peers().map((address) => ({
       name: this.view.names.get(address) ?? (address === this.advertised ? this.options.serverName : address),
       address,
+      rpcAddress: address === this.advertised ? this.advertisedRpc : (this.view.rpc.get(address) ?? ""),
       leader: address === leader,
       self: address === this.advertised,
     }));
@@ -188,6 +193,7 @@ export class KafkaLeadership implements Leadership {
       partitionAssigners: [
         leaderAssigner(this.leaderTopic, () => ({
           address: this.advertised,
+          rpc: this.advertisedRpc,
           server: this.options.serverName,
           epoch: this.options.heldEpoch(),
           leading: this.leading.value,
@@ -281,14 +287,16 @@ export class KafkaLeadership implements Leadership {
       let leader = "";
       const peers = new Set<string>();
       const names = new Map<string, string>();
+      const rpc = new Map<string, string>();
       for (const m of group.members) {
         const claim = claimOfMetadata(m.memberMetadata);
         if (!claim) continue;
         peers.add(claim.address);
         names.set(claim.address, claim.server);
+        if (claim.rpc) rpc.set(claim.address, claim.rpc);
         if (assignmentLeads(m.memberAssignment, this.leaderTopic)) leader = claim.address;
       }
-      this.view = { leader, peers: [...peers].sort(), names };
+      this.view = { leader, peers: [...peers].sort(), names, rpc };
     } catch (err) {
       if (seq === this.viewSeq) this.options.logger.warn({ err }, "cannot read the leader group's members");
     }

@@ -8,6 +8,8 @@ import { AssignerProtocol, type PartitionAssigner } from "kafkajs";
 export interface MemberClaim {
   /** The advertised HTTP address. */
   readonly address: string;
+  /** The advertised RPC address Nomad's client agents connect to; "" if none (older servers). */
+  readonly rpc: string;
   readonly server: string;
   /** The leadership epoch this server established and still holds; 0 if none. */
   readonly epoch: number;
@@ -39,6 +41,7 @@ export function claimOfMetadata(metadata: Buffer | undefined): MemberClaim | und
     if (typeof c.address !== "string" || typeof c.server !== "string") return undefined;
     return {
       address: c.address,
+      rpc: typeof c.rpc === "string" ? c.rpc : "",
       server: c.server,
       epoch: typeof c.epoch === "number" ? c.epoch : 0,
       leading: c.leading === true,

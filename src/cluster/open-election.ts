@@ -6,8 +6,11 @@ import { KafkaLeadership } from "./kafka-leadership.ts";
 
 /** A Leadership the server starts once it knows its address, and leaves at shutdown. */
 export interface Election extends Leadership {
-  /** Enters the election advertising `address`; resolves once this server knows whether it leads. */
-  join(address: string): Promise<void>;
+  /**
+   * Enters the election advertising its HTTP `address` (and the RPC address
+   * Nomad's client agents use); resolves once this server knows whether it leads.
+   */
+  join(address: string, rpcAddress?: string): Promise<void>;
   close(): Promise<void>;
   /** True when no other server can write to this server's log (file, memory). */
   readonly exclusive: boolean;
@@ -16,8 +19,8 @@ export interface Election extends Leadership {
 class SoleElection extends SoleLeadership implements Election {
   readonly exclusive = true;
 
-  async join(address: string): Promise<void> {
-    this.advertise(address);
+  async join(address: string, rpcAddress = ""): Promise<void> {
+    this.advertise(address, rpcAddress);
   }
 
   async close(): Promise<void> {}
@@ -47,9 +50,11 @@ export function openElection(config: ServerConfig, logger: Logger, heldEpoch: ()
 export function advertisedAddress(
   config: ServerConfig,
   bound: string | { address: string; family: string; port: number } | null,
+  configured = config.advertiseAddr,
+  fallback = config.httpAddr,
 ): string {
-  if (config.advertiseAddr) return config.advertiseAddr;
-  if (!bound || typeof bound === "string") return config.httpAddr;
+  if (configured) return configured;
+  if (!bound || typeof bound === "string") return fallback;
   if (bound.address === "0.0.0.0" || bound.address === "::") return `${hostname()}:${bound.port}`;
   return bound.family === "IPv6" ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`;
 }

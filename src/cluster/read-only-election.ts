@@ -40,6 +40,6 @@ export class ReadOnlyElection implements Election {
   }
 
   members(): readonly ServerMember[] {
-    return [{ name: this.serverName, address: this.address, leader: false, self: true }];
+    return [{ name: this.serverName, address: this.address, rpcAddress: "", leader: false, self: true }];
   }
 }

@@ -52,8 +52,10 @@ export function hostPort(address: string): { host: string; port: number } {
 /**
  * A server as Nomad's serf member (agent_endpoint.go nomadMember). chronomad
  * has no gossip: its servers know one another through the log's election,
- * and are reached at their HTTP address, which is what Addr/Port and the
- * rpc_addr/port tags carry (client RPCs are served over HTTP at /v1/rpc).
+ * and name one another by HTTP address, which is what Addr/Port and the
+ * rpc_addr/port tags carry: `nomad server members` marks the leader by
+ * comparing them with /v1/status/leader, which names the leader the same
+ * way. Client agents learn the RPC addresses from Node.Register's answer.
  * The protocol numbers are those a Nomad 1.6 server reports, for tools that
  * check them.
  */
@@ -86,3 +88,6 @@ export function serfMember(m: ServerMember, servers: number): Record<string, unk
     DelegateCur: 4,
   };
 }
+
+/** Where Nomad's client agents reach a server: its RPC address, else (no RPC listener) its HTTP address. */
+export const rpcAddressOf = (m: ServerMember): string => m.rpcAddress || m.address;

@@ -126,6 +126,17 @@ export const TOPICS: Readonly<Record<string, TopicSpec>> = {
       KeyID: r.KeyID,
     }),
   },
+  // Nomad's Service topic (state/events.go): filterable by job and service name.
+  service_registrations: {
+    topic: "Service",
+    wrapper: "Service",
+    key: (r) => str(r.ID),
+    filterKeys: (r) => nonEmpty(r.JobID, r.ServiceName),
+    namespace: (r) => str(r.Namespace),
+    // Nomad's own, whatever removed it: a client, an operator, its node going down, its allocation ending.
+    deleteType: "ServiceDeregistration",
+    payload: (r) => r,
+  },
   // Nomad's ACL topics (management only): payloads never carry a secret or its hash.
   acl_tokens: {
     topic: "ACLToken",
@@ -175,12 +186,11 @@ export const TOPICS: Readonly<Record<string, TopicSpec>> = {
 };
 
 /**
- * Nomad's topics that chronomad has no table for yet (service
- * registrations, volumes, operator changes): a
- * subscriber may name them, as in Nomad, and simply gets no events from
- * them until those features exist.
+ * Nomad's topics that chronomad has no table for yet (volumes, operator
+ * changes): a subscriber may name them, as in Nomad, and simply gets no
+ * events from them until those features exist.
  */
-const SILENT_TOPICS = ["Service", "HostVolume", "CSIVolume", "CSIPlugin", "Operator"];
+const SILENT_TOPICS = ["HostVolume", "CSIVolume", "CSIPlugin", "Operator"];
 
 /** Every topic a subscriber may name, besides `*`. */
 export const TOPIC_NAMES: ReadonlySet<string> = new Set([
@@ -248,6 +258,8 @@ export const EVENT_TYPES: Readonly<Record<string, string | null>> = {
   ACLAuthMethodsDeleted: "ACLAuthMethodDeleted",
   ACLBindingRulesUpserted: "ACLBindingRuleUpserted",
   ACLBindingRulesDeleted: "ACLBindingRuleDeleted",
+  ServiceRegistrationsUpserted: "ServiceRegistration",
+  ServiceRegistrationsDeleted: "ServiceDeregistration",
 };
 
 /**

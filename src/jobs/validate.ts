@@ -129,13 +129,13 @@ function validateTaskGroup(job: JobSpec, tg: TaskGroupSpec): string[] {
   const scaling = validateGroupScaling(tg);
   if (scaling) errors.push(scaling);
   for (const t of tg.Tasks) {
-    const taskErrors = validateTask(t);
+    const taskErrors = validateTask(t, tg.EphemeralDisk.SizeMB);
     if (taskErrors.length > 0) errors.push(`Task ${t.Name} validation failed: ${formatErrors(taskErrors)}`);
   }
   return errors;
 }
 
-function validateTask(t: TaskSpec): string[] {
+function validateTask(t: TaskSpec, diskMB: number): string[] {
   const errors: string[] = [];
   if (t.Name === "") errors.push("Missing task name");
   if (/[/\\]/.test(t.Name)) errors.push("Task name cannot include slashes");
@@ -148,10 +148,29 @@ function validateTask(t: TaskSpec): string[] {
   if (r.MemoryMaxMB !== 0 && r.MemoryMaxMB < r.MemoryMB) {
     errors.push(`MemoryMaxMB value (${r.MemoryMaxMB}) should be larger than MemoryMB value (${r.MemoryMB})`);
   }
+  errors.push(...validateLogConfig(t.LogConfig, diskMB));
   (t.Constraints ?? []).forEach((c, i) => {
     const err = validateConstraint(c);
     if (err) errors.push(`Constraint ${i + 1} validation failed: ${err}`);
   });
+  return errors;
+}
+
+/** Nomad's LogConfig.Validate: the task's logs must fit, with room to spare, in its group's ephemeral disk. */
+function validateLogConfig(logConfig: unknown, diskMB: number): string[] {
+  // A field the job left out is Go's zero value, as Nomad's decoder leaves it.
+  const field = (name: string) => {
+    const v = (logConfig as Record<string, unknown> | null)?.[name];
+    return typeof v === "number" ? v : 0;
+  };
+  const log = { MaxFiles: field("MaxFiles"), MaxFileSizeMB: field("MaxFileSizeMB") };
+  const errors: string[] = [];
+  if (log.MaxFiles < 1) errors.push(`minimum number of files is 1; got ${log.MaxFiles}`);
+  if (log.MaxFileSizeMB < 1) errors.push(`minimum file size is 1MB; got ${log.MaxFileSizeMB}`);
+  const usage = log.MaxFiles * log.MaxFileSizeMB;
+  if (diskMB <= usage) {
+    errors.push(`log storage (${usage} MB) must be less than requested disk capacity (${diskMB} MB)`);
+  }
   return errors;
 }
 

@@ -93,6 +93,8 @@ function job(
                 Driver: "mock_driver",
                 Config: config,
                 Resources: { CPU: 100, MemoryMB: 64 },
+                // Small enough for the 10 MB disk (Nomad: logs must fit in it with room to spare).
+                LogConfig: { MaxFiles: 1, MaxFileSizeMB: 1 },
               },
             ],
           },

@@ -33,6 +33,8 @@ export interface ShutdownParts {
   readonly election: Election;
   readonly closing: Subject<"closing">;
   readonly http: FastifyInstance;
+  /** Nomad's RPC port; absent on a read-only server. */
+  readonly rpc?: { close(): Promise<void> };
   readonly events: EventHub;
   readonly watches: Watches;
   readonly store: Store;
@@ -66,6 +68,8 @@ export async function shutDown(parts: ShutdownParts, progress: ShutdownProgress)
   // must not be declared down by it.
   await step("stopping leader services", SERVICES_LIMIT_MS, () => parts.services.close());
   await step("leaving the leader election", ELECTION_LIMIT_MS, () => parts.election.close());
+  // Before the HTTP API: the RPC port's calls run through the API's routes.
+  if (parts.rpc) await step("closing the RPC port", 2_000, () => parts.rpc!.close());
   await step("closing the HTTP API", graceMs + 500, async () => {
     parts.closing.next("closing");
     parts.closing.complete();

@@ -11,7 +11,10 @@ import { type AclServer, type AclToken, startAclServer } from "./acl-fixtures.ts
  * route is called with no token, with a token lacking what the route needs,
  * and with one holding it. Without a capability Nomad answers 403; with it,
  * anything but 401/403 (a 404 for an object the fixtures do not have, a 400
- * for a body the matrix does not send) and never a 5xx.
+ * for a body the matrix does not send) and never a 5xx. The calls passed on
+ * to a client agent answer exactly what they answer without one connected
+ * (CLIENT_AGENT_CALL_SERVED), and four of them refuse as Nomad 1.6.1 does,
+ * not with a 403 (CLIENT_AGENT_CALL_REFUSAL).
  */
 
 /** Routes whose answer to a caller without capabilities is a filtered or self-describing answer, not a 403. */
@@ -67,12 +70,100 @@ function bodyFor(method: string, path: string): string | undefined {
   return "{}";
 }
 
+/**
+ * The calls the server passes on to the client agent that runs an
+ * allocation, or to the node named (src/api/plugins/client-fs.ts,
+ * client-allocations.ts, client-stats.ts, node-meta.ts). The exec WebSocket
+ * aside, which WEBSOCKET_ONLY covers.
+ */
+const isClientAgentCall = (key: string, path: string) =>
+  path.startsWith("/v1/client/") && !WEBSOCKET_ONLY.has(key);
+
+interface Answer {
+  readonly status: number;
+  readonly text: string;
+}
+
+/**
+ * A client agent call's answer to a caller past the ACL gate. The matrix
+ * connects no client agent, so with the capability a call gets as far as
+ * looking for a session to the node, and no server has one: Nomad's 404
+ * "No path to node" (src/api/forward-to-peers.ts). Any other answer means
+ * the call stopped before it (a parameter check, an unknown node, the ACL
+ * check).
+ */
+const NO_SESSION_TO_NODE: Answer = { status: 404, text: "No path to node" };
+
+/**
+ * Nomad writes the contents of cat and readat through helper/noxssrw, which
+ * commits its 200 before the handler's error is written: each error of
+ * theirs, "Permission denied" and "No path to node" included, is a 200
+ * whose body is the error's text. Deliberate: Nomad 1.6.1 answers so.
+ */
+const ERRORS_AS_200 = new Set(["GET /v1/client/fs/cat/:id", "GET /v1/client/fs/readat/:id"]);
+
+/**
+ * Where a client agent call refuses a caller otherwise than with a 403, as
+ * Nomad 1.6.1 does: cat and readat with a 200 (ERRORS_AS_200); the
+ * streaming calls (FileSystem.Stream, FileSystem.Logs) send their
+ * "Permission denied" without a code, which Nomad's HTTP layer answers 500
+ * (command/agent/fs_endpoint.go).
+ */
+const CLIENT_AGENT_CALL_REFUSAL: ReadonlyMap<string, Answer> = new Map([
+  ["GET /v1/client/fs/cat/:id", { status: 200, text: "Permission denied" }],
+  ["GET /v1/client/fs/readat/:id", { status: 200, text: "Permission denied" }],
+  ["GET /v1/client/fs/stream/:id", { status: 500, text: "Permission denied" }],
+  ["GET /v1/client/fs/logs/:id", { status: 500, text: "Permission denied" }],
+]);
+
+const CLIENT_AGENT_CALL_SERVED = (key: string): Answer =>
+  ERRORS_AS_200.has(key) ? { ...NO_SESSION_TO_NODE, status: 200 } : NO_SESSION_TO_NODE;
+
+/**
+ * The query a client agent call needs to pass its own parameter checks
+ * (Nomad's 400s, made in its HTTP handler before any ACL check) and reach
+ * the ACL check.
+ */
+function queryFor(key: string): string {
+  switch (key) {
+    case "GET /v1/client/fs/ls/:id":
+      return "?path=/";
+    case "GET /v1/client/fs/stat/:id":
+    case "GET /v1/client/fs/cat/:id":
+      return "?path=x";
+    case "GET /v1/client/fs/readat/:id":
+    case "GET /v1/client/fs/stream/:id":
+      return "?path=x&offset=0";
+    case "GET /v1/client/fs/logs/:id":
+      return "?task=t&type=stdout&offset=0";
+    // A server without a client of its own: without node_id, 400 "No local Node and node_id not provided".
+    case "GET /v1/client/gc":
+    case "GET /v1/client/stats":
+    case "GET /v1/client/metadata":
+    case "POST /v1/client/metadata":
+      return `?node_id=${fixtures.clientNode.id}`;
+    default:
+      return "";
+  }
+}
+
+const same = (a: Answer, b: Answer) => a.status === b.status && a.text === b.text;
+const show = (a: Answer) => `${a.status} ${JSON.stringify(a.text)}`;
+
 /** Streams answer headers, then never end: the matrix reads the status and hangs up. */
 const STREAMING = new Set(["GET /v1/event/stream", "GET /v1/agent/monitor"]);
 
 interface Fixtures {
   readonly node: TestNode;
   readonly allocID: string;
+  /**
+   * The client agent calls' own node and allocation, which no other route
+   * of the matrix names: a purge of `node` (PUT /v1/node/:id/purge) comes
+   * before the write calls, and then they would stop at Nomad's 500
+   * "Unknown node".
+   */
+  readonly clientNode: TestNode;
+  readonly clientAllocID: string;
   readonly victimToken: AclToken;
   readonly victimRoleID: string;
 }
@@ -98,8 +189,9 @@ function paramValue(name: string, path: string): string {
       return "default";
     default:
       if (path.startsWith("/v1/job/")) return "matrix";
-      if (path.startsWith("/v1/allocation/") || path.startsWith("/v1/client/allocation/"))
-        return fixtures.allocID;
+      if (path.startsWith("/v1/allocation/")) return fixtures.allocID;
+      if (path.startsWith("/v1/client/allocation/") || path.startsWith("/v1/client/fs/"))
+        return fixtures.clientAllocID;
       if (path.startsWith("/v1/node/")) return fixtures.node.id;
       if (path.startsWith("/v1/acl/token/")) return fixtures.victimToken.AccessorID;
       if (path.startsWith("/v1/acl/role/")) return fixtures.victimRoleID;
@@ -140,7 +232,7 @@ async function send(
   path: string,
   secret: string | undefined,
   body?: string,
-): Promise<number> {
+): Promise<Answer> {
   const headers: Record<string, string> = {};
   if (secret !== undefined) headers["X-Nomad-Token"] = secret;
   const abort = new AbortController();
@@ -152,10 +244,11 @@ async function send(
       body,
       signal: abort.signal,
     });
-    if (STREAMING.has(`${method} ${path}`) || res.headers.get("content-type")?.includes("ndjson"))
+    if (STREAMING.has(`${method} ${path}`) || res.headers.get("content-type")?.includes("ndjson")) {
       abort.abort();
-    else await res.arrayBuffer();
-    return res.status;
+      return { status: res.status, text: "" };
+    }
+    return { status: res.status, text: await res.text() };
   } finally {
     clearTimeout(timer);
     abort.abort();
@@ -202,7 +295,18 @@ describe("every route under ACLs", () => {
     expect((await node.register()).status).toBe(200);
     expect((await node.heartbeat()).status).toBe(200);
     const alloc = await placeAlloc(acl.s, { NodeID: node.id });
-    fixtures = { node, allocID: alloc.ID, victimToken, victimRoleID: role.ID };
+    const clientNode = new TestNode(acl.s);
+    expect((await clientNode.register()).status).toBe(200);
+    expect((await clientNode.heartbeat()).status).toBe(200);
+    const clientAlloc = await placeAlloc(acl.s, { NodeID: clientNode.id });
+    fixtures = {
+      node,
+      allocID: alloc.ID,
+      clientNode,
+      clientAllocID: clientAlloc.ID,
+      victimToken,
+      victimRoleID: role.ID,
+    };
 
     const grants = new Map<string, string>();
     for (const { rule } of ROUTES) {
@@ -231,13 +335,23 @@ describe("every route under ACLs", () => {
   it("answers 403 without a token, 403 with a token lacking the capability, and serves one holding it", async () => {
     const problems: string[] = [];
     for (const { key, method, path, rule } of ROUTES) {
-      const url = concrete(path);
+      const url = concrete(path) + queryFor(key);
       const body = bodyFor(method, path);
-      const none = await send(method, url, undefined, body);
-      const without = await send(method, url, lacking, body);
-      const withIt = await send(method, url, holding.get(key), body);
+      const noneAnswer = await send(method, url, undefined, body);
+      const withoutAnswer = await send(method, url, lacking, body);
+      const withItAnswer = await send(method, url, holding.get(key), body);
+      const [none, without, withIt] = [noneAnswer.status, withoutAnswer.status, withItAnswer.status];
       const open = rule.kind === "public" || OPEN_TO_ANY_TOKEN.has(key);
-      if (rule.kind === "client") {
+      const refusal = CLIENT_AGENT_CALL_REFUSAL.get(key);
+      if (refusal) {
+        for (const [who, answer] of [
+          ["no token", noneAnswer],
+          ["lacking token", withoutAnswer],
+        ] as const) {
+          if (!same(answer, refusal))
+            problems.push(`${key}: ${who} → ${show(answer)}, want ${show(refusal)}`);
+        }
+      } else if (rule.kind === "client") {
         // Client RPCs prove a node: an ACL token, or none, is never one.
         if (none < 400 || without < 400)
           problems.push(`${key}: ${none}/${without} for a caller that is no node`);
@@ -255,11 +369,18 @@ describe("every route under ACLs", () => {
       if (withIt === 401 || withIt === 403) {
         problems.push(`${key}: holding token → ${withIt}`);
       }
+      if (isClientAgentCall(key, path)) {
+        const served = CLIENT_AGENT_CALL_SERVED(key);
+        if (!same(withItAnswer, served))
+          problems.push(`${key}: holding token → ${show(withItAnswer)}, want ${show(served)}`);
+      }
       for (const [who, status] of [
         ["no token", none],
         ["lacking", without],
         ["holding", withIt],
       ] as const) {
+        // A listed refusal was checked whole above, its deliberate 500 included.
+        if (who !== "holding" && refusal) continue;
         if (status >= 500 && status !== 501) problems.push(`${key}: ${who} → ${status}`);
       }
     }

@@ -144,19 +144,27 @@ describe("ROUTE_RULES", () => {
     expect(problems({ kind: "plugin", level: "write" } as unknown as RouteRule)).toHaveLength(1);
   });
 
-  it("rules PUT and POST alike, as Nomad's handlers take either, except where Nomad takes PUT alone", () => {
+  it("rules PUT and POST alike, as Nomad's handlers take either, except where Nomad takes PUT or POST alone", () => {
     // Nomad's GarbageCollectRequest, ReconcileJobSummaries and AutopilotSetConfiguration accept PUT only.
     const putOnly = new Set([
       "/v1/system/gc",
       "/v1/system/reconcile/summaries",
       "/v1/operator/autopilot/configuration",
     ]);
+    // Nomad's NodeMetaRequest accepts GET and POST only (command/agent/meta_endpoint.go): a PUT is 405.
+    const postOnly = new Set(["/v1/client/metadata"]);
     for (const [key, rule] of entries) {
       const { method, path } = splitKey(key);
       if (method !== "PUT" && method !== "POST") continue;
       const other = ROUTE_RULES[`${method === "PUT" ? "POST" : "PUT"} ${path}` as RouteKey];
       if (putOnly.has(path)) {
+        expect(method, `${path} takes PUT alone`).toBe("PUT");
         expect(other, `${path} takes PUT alone`).toBeUndefined();
+        continue;
+      }
+      if (postOnly.has(path)) {
+        expect(method, `${path} takes POST alone`).toBe("POST");
+        expect(other, `${path} takes POST alone`).toBeUndefined();
         continue;
       }
       expect(other, `${key} without its ${method === "PUT" ? "POST" : "PUT"}`).toEqual(rule);

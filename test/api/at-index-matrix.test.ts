@@ -144,6 +144,20 @@ describe("?at_index on every read route", () => {
     expect((await node.register()).status).toBe(200);
     expect((await node.heartbeat()).status).toBe(200);
     const alloc = await placeAlloc(acl.s, { NodeID: node.id, JobID: "matrix" });
+    // A service registration, named as the matrix names `:name`, for the service routes.
+    const service = {
+      ID: `_nomad-task-${alloc.ID}-t-matrix-ns-http`,
+      ServiceName: "matrix-ns",
+      Namespace: "default",
+      NodeID: node.id,
+      Datacenter: "dc1",
+      JobID: "matrix",
+      AllocID: alloc.ID,
+      Tags: ["matrix"],
+      Address: "10.0.0.7",
+      Port: 8080,
+    };
+    expect((await node.rpc("ServiceRegistration.Upsert", { Services: [service] })).status).toBe(200);
     const evalSpec = evaluation({ JobID: "matrix" });
     await upsertGroups(acl.s.store, [[evalSpec]]);
     const deploymentID = await writeDeployment();

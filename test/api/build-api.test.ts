@@ -16,7 +16,9 @@ describe("a path chronomad does not serve", () => {
     const deep = await s.call("/v1/job/web/no-such-part", { method: "POST" });
     expect(deep.status).toBe(404);
     expect(await deep.text()).toBe("chronomad does not serve POST /v1/job/web/no-such-part");
-    const client = await s.call("/v1/client/fs/ls/abc");
-    expect(await client.text()).toBe("chronomad does not serve GET /v1/client/fs/ls/abc");
+    // A client agent's own route (its alloc snapshot, for migrations), which no server passes on.
+    const client = await s.call("/v1/client/allocation/abc/snapshot");
+    expect(client.status).toBe(404);
+    expect(await client.text()).toBe("chronomad does not serve GET /v1/client/allocation/abc/snapshot");
   });
 });

@@ -107,6 +107,7 @@ describe("chronomad serve restarts", () => {
       expect(steps).toEqual([
         "stopping leader services",
         "leaving the leader election",
+        "closing the RPC port",
         "closing the HTTP API",
         "flushing the log and writing the snapshot",
         "closing the log",

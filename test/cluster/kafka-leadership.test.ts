@@ -11,7 +11,7 @@ const brokers = process.env.KAFKA_BROKERS;
 describe("leader assignment", () => {
   const member = (memberId: string, epoch: number, leading: boolean): ClaimedMember => ({
     memberId,
-    claim: { address: `${memberId}:1`, server: memberId, epoch, leading },
+    claim: { address: `${memberId}:1`, rpc: "", server: memberId, epoch, leading },
   });
 
   it("keeps the holder of the latest epoch, then the current holder, then the lowest member ID", () => {
@@ -78,14 +78,35 @@ if (!brokers) {
       const server = electorate(topic);
       const members = ["a", "b", "c"].map((n) => server(n));
       const addresses = ["10.0.0.1:4646", "10.0.0.2:4646", "10.0.0.3:4646"];
-      await Promise.all(members.map((m, i) => m.join(addresses[i]!)));
+      await Promise.all(
+        members.map((m, i) => m.join(addresses[i]!, addresses[i]!.replace(":4646", ":4647"))),
+      );
       const first = await eventually(() => agreed(members, addresses));
       expect(first.lastContactMs()).toBe(0);
-      // Every member knows the others by their server names (agent members, raft configuration).
+      // Every member knows the others by their server names (agent members, raft configuration)
+      // and their RPC addresses (what client agents are told to dial).
       expect(members[1]!.members()).toEqual([
-        { name: "a", address: "10.0.0.1:4646", leader: first === members[0], self: false },
-        { name: "b", address: "10.0.0.2:4646", leader: first === members[1], self: true },
-        { name: "c", address: "10.0.0.3:4646", leader: first === members[2], self: false },
+        {
+          name: "a",
+          address: "10.0.0.1:4646",
+          rpcAddress: "10.0.0.1:4647",
+          leader: first === members[0],
+          self: false,
+        },
+        {
+          name: "b",
+          address: "10.0.0.2:4646",
+          rpcAddress: "10.0.0.2:4647",
+          leader: first === members[1],
+          self: true,
+        },
+        {
+          name: "c",
+          address: "10.0.0.3:4646",
+          rpcAddress: "10.0.0.3:4647",
+          leader: first === members[2],
+          self: false,
+        },
       ]);
       for (const m of members) if (m !== first) expect(m.lastContactMs()).toBeGreaterThanOrEqual(0);
 

@@ -23,11 +23,13 @@ describe("openElection", () => {
       () => 0,
     );
     expect(file.exclusive).toBe(true);
-    await file.join("127.0.0.1:4646");
+    await file.join("127.0.0.1:4646", "127.0.0.1:4647");
     expect(file.isLeader()).toBe(true);
     expect(file.leaderAddress()).toBe("127.0.0.1:4646");
     expect(file.peers()).toEqual(["127.0.0.1:4646"]);
-    expect(file.members?.()).toEqual([{ name: "solo", address: "127.0.0.1:4646", leader: true, self: true }]);
+    expect(file.members?.()).toEqual([
+      { name: "solo", address: "127.0.0.1:4646", rpcAddress: "127.0.0.1:4647", leader: true, self: true },
+    ]);
   });
 
   it("refuses a log topic too long to name its leader topic", async () => {

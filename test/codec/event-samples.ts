@@ -4,6 +4,7 @@ import { aclSamples } from "./acl-samples.ts";
 import { jobSamples } from "./job-samples.ts";
 import { keyringSamples } from "./keyring-samples.ts";
 import { nodeAllocSamples } from "./node-alloc-samples.ts";
+import { serviceRegistrationSamples } from "./service-registration-samples.ts";
 import { variableSamples } from "./variable-samples.ts";
 
 const at = 1_763_800_000_000;
@@ -136,6 +137,7 @@ export const eventSamples: readonly Envelope[] = [
   ...aclSamples,
   ...keyringSamples,
   ...variableSamples,
+  ...serviceRegistrationSamples,
   {
     type: "GarbageCollected",
     v: 2,

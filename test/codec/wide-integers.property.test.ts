@@ -84,7 +84,13 @@ const leaf = fc.oneof(
 const value = fc.letrec((tie) => ({
   node: fc.oneof({ depthSize: "small" }, leaf, tie("array"), tie("object")),
   array: fc.array(tie("node"), { maxLength: 8 }),
-  object: fc.dictionary(text, tie("node"), { maxKeys: 8 }),
+  // No "__proto__" key: msgpackr drops it on read (prototype pollution), and
+  // none reaches a record (fastify refuses such a key in a JSON body).
+  object: fc.dictionary(
+    text.filter((k) => k !== "__proto__"),
+    tie("node"),
+    { maxKeys: 8 },
+  ),
 })).node;
 
 describe("integers past 32 bits in msgpack", () => {

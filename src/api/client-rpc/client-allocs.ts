@@ -4,7 +4,7 @@ import { ApiError } from "../api-error.ts";
 import { MAX_WAIT_MS, runBlocking } from "../blocking-query.ts";
 import { authenticateNode, authenticateNodeBySecret, presentedNodeSecret } from "./node-auth.ts";
 import { blockingParams, queryMeta, type RpcHandler } from "./rpc-context.ts";
-import type { ClientAllocsBody, GetAllocsBody } from "./schemas.ts";
+import type { ClientAllocsBody, GetAllocBody, GetAllocsBody } from "./schemas.ts";
 
 /**
  * Node.GetClientAllocs: what the client should run, as allocation ID →
@@ -71,4 +71,28 @@ export const getAllocs: RpcHandler = async ({ api }, request) => {
     api.logger.warn({ alloc: alloc.ID, key: err.keyId }, err.message),
   );
   return { Allocs: allocsOut, ...queryMeta(api, result.index) };
+};
+
+/**
+ * Alloc.GetAlloc: one allocation by ID, for a client watching a previous
+ * allocation on another node (its migration). Blocks by MinQueryIndex; an
+ * unknown ID answers a nil Alloc, as Nomad's does.
+ */
+export const getAlloc: RpcHandler = async ({ api }, request) => {
+  const body = (request.body ?? {}) as GetAllocBody;
+  authenticateNodeBySecret(api, presentedNodeSecret(request, body.AuthToken));
+  if (!body.AllocID) throw ApiError.badRequest("missing allocation ID");
+  const id = body.AllocID;
+  const { allocs } = api.tables;
+  const result = await runBlocking(
+    api,
+    request,
+    blockingParams(body, MAX_WAIT_MS),
+    [{ table: "allocs", key: id }],
+    () => {
+      const a = allocs.get(id);
+      return { index: a ? a.ModifyIndex : allocs.index, body: a ?? null };
+    },
+  );
+  return { Alloc: result.body, ...queryMeta(api, result.index) };
 };

@@ -176,6 +176,12 @@ export const getAllocsBody = {
   properties: { AllocIDs: { type: ["array", "null"], items: str }, ...queryOptions },
 } as const;
 
+export const getAllocBody = {
+  type: "object",
+  additionalProperties: false,
+  properties: { AllocID: str, ...queryOptions },
+} as const;
+
 export const deregisterBody = {
   type: "object",
   additionalProperties: false,
@@ -228,6 +234,13 @@ export interface NodeBody {
   CSINodePlugins?: Record<string, unknown> | null;
   HostVolumes?: Record<string, unknown> | null;
   HostNetworks?: Record<string, unknown> | null;
+}
+
+export interface GetAllocBody {
+  AllocID?: string;
+  AuthToken?: string;
+  MinQueryIndex?: number;
+  MaxQueryTime?: number;
 }
 
 export interface WriteRequestBody {

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { packPlain } from "../../codec/envelope-codec.ts";
 import { ApiError } from "../api-error.ts";
 import { AllocUpdateBatcher } from "../client-rpc/alloc-update-batcher.ts";
-import { getAllocs, getClientAllocs } from "../client-rpc/client-allocs.ts";
+import { getAlloc, getAllocs, getClientAllocs } from "../client-rpc/client-allocs.ts";
 import { deregister, emitEvents } from "../client-rpc/deregister.ts";
 import { register } from "../client-rpc/register.ts";
 import type { RpcContext, RpcHandler } from "../client-rpc/rpc-context.ts";
@@ -10,11 +10,18 @@ import {
   clientAllocsBody,
   deregisterBody,
   emitEventsBody,
+  getAllocBody,
   getAllocsBody,
   registerBody,
   updateAllocBody,
   updateStatusBody,
 } from "../client-rpc/schemas.ts";
+import {
+  deleteServiceRegistration,
+  serviceDeleteByIdBody,
+  serviceUpsertBody,
+  upsertServiceRegistrations,
+} from "../client-rpc/service-registrations.ts";
 import { updateAlloc } from "../client-rpc/update-alloc.ts";
 import { updateStatus } from "../client-rpc/update-status.ts";
 import type { ApiContext } from "../context.ts";
@@ -29,7 +36,13 @@ const METHODS: Readonly<Record<string, { schema: object; handler: RpcHandler }>>
   "Node.Deregister": { schema: deregisterBody, handler: deregister },
   "Node.EmitEvents": { schema: emitEventsBody, handler: emitEvents },
   "Alloc.GetAllocs": { schema: getAllocsBody, handler: getAllocs },
+  "Alloc.GetAlloc": { schema: getAllocBody, handler: getAlloc },
+  "ServiceRegistration.Upsert": { schema: serviceUpsertBody, handler: upsertServiceRegistrations },
+  "ServiceRegistration.DeleteByID": { schema: serviceDeleteByIdBody, handler: deleteServiceRegistration },
 };
+
+/** The client RPC methods served, by Nomad's name (the RPC port serves exactly these through the routes below). */
+export const CLIENT_RPC_METHODS: ReadonlySet<string> = new Set(Object.keys(METHODS));
 
 export const MSGPACK = "application/msgpack";
 

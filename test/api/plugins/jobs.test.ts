@@ -167,6 +167,18 @@ describe("PUT /v1/jobs", () => {
         /minimum MemoryMB value is 10; got 5/,
       ],
       [
+        {
+          Job: {
+            ID: "x",
+            TaskGroups: [
+              // The default logs (10 files of 10 MB) need more than the 100 MB disk asked for.
+              { Name: "g", EphemeralDisk: { SizeMB: 100 }, Tasks: [{ Name: "t", Driver: "d" }] },
+            ],
+          },
+        },
+        /log storage \(100 MB\) must be less than requested disk capacity \(100 MB\)/,
+      ],
+      [
         { Job: { ID: "x", TaskGroups: [{ Name: "g", Count: "3", Tasks: [{ Name: "t", Driver: "d" }] }] } },
         /^Job\.TaskGroups\[0\]\.Count must be an integer, not string$/,
       ],

@@ -106,6 +106,39 @@ const runningAllocs = async (job: string) =>
     (a) => a.ClientStatus === "running" && a.DesiredStatus === "run",
   );
 
+const SERVICE = "compat-svc";
+
+/**
+ * Registers SERVICE for a running allocation of JOB as the node running it
+ * would (ServiceRegistration.Upsert with its SecretID); again is a no-op.
+ */
+async function registerService(): Promise<{ ID: string; AllocID: string }> {
+  const [alloc] = await runningAllocs(JOB);
+  if (!alloc) throw new Error(`no running allocation of ${JOB} to register a service for`);
+  const node = cluster.sim.nodes.find((n) => n.id === alloc.NodeID);
+  if (!node) throw new Error(`allocation ${alloc.ID} is on no simulated node`);
+  const { Datacenter } = await getJson<{ Datacenter: string }>(`/v1/node/${alloc.NodeID}`);
+  const service = {
+    ID: `_nomad-task-${alloc.ID}-web-${SERVICE}-http`,
+    ServiceName: SERVICE,
+    Namespace: "default",
+    NodeID: alloc.NodeID,
+    Datacenter,
+    JobID: JOB,
+    AllocID: alloc.ID,
+    Tags: ["v0", "cli"],
+    Address: "10.0.0.9",
+    Port: 8080,
+  };
+  const res = await cluster.server.call("/v1/rpc/ServiceRegistration.Upsert", {
+    method: "PUT",
+    headers: { "X-Nomad-Token": node.secret },
+    body: JSON.stringify({ Services: [service] }),
+  });
+  if (!res.ok) throw new Error(`ServiceRegistration.Upsert: ${res.status} ${await res.text()}`);
+  return { ID: service.ID, AllocID: alloc.ID };
+}
+
 /** The monitor's closing line for an evaluation (job run, scale, revert, stop; alloc stop). */
 const EVAL_COMPLETE = /Evaluation "[0-9a-f]{8}" finished with status "complete"/;
 
@@ -450,6 +483,38 @@ describe.skipIf(!hasNomad)("nomad v1.6.1 CLI against chronomad with simulated no
   cliCase("status <prefix>", async () => {
     const run = await nomad(["status", JOB.slice(0, 9)]);
     expectRun(run, [new RegExp(`^ID\\s+= ${JOB}$`, "m"), /^Status\s+= running$/m]);
+  });
+
+  // ---- native service discovery (provider "nomad") ----------------------------
+  // The simulated nodes run no tasks, so the test registers a service for one
+  // of the job's allocations as its node's client would, over the client RPC.
+
+  cliCase("service list", async () => {
+    await registerService();
+    expectRun(await nomad(["service", "list"]), [
+      /^Service Name\s+Tags$/m,
+      new RegExp(`^${SERVICE}\\s+\\[cli,v0\\]$`, "m"),
+    ]);
+  });
+
+  cliCase("service info", async () => {
+    const { AllocID } = await registerService();
+    const run = await nomad(["service", "info", SERVICE]);
+    expectRun(run, [
+      /^Job ID\s+Address\s+Tags\s+Node ID\s+Alloc ID$/m,
+      new RegExp(
+        `^${JOB}\\s+10\\.0\\.0\\.9:8080\\s+\\[v0,cli\\]\\s+[0-9a-f]{8}\\s+${AllocID.slice(0, 8)}$`,
+        "m",
+      ),
+    ]);
+  });
+
+  cliCase("service delete", async () => {
+    const { ID } = await registerService();
+    expectRun(await nomad(["service", "delete", SERVICE, ID]), [
+      /^Successfully deleted service registration$/m,
+    ]);
+    expectRun(await nomad(["service", "list"]), [/^No service registrations found$/m]);
   });
 
   // ---- stopping the job ------------------------------------------------------

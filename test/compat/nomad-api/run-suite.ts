@@ -21,9 +21,11 @@ import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { hasNomad, NOMAD_BIN } from "../cli/cli-run.ts";
 import { parseGoTestEvent } from "../go-test-json.ts";
 import { prepareNomadShim } from "../nomad-shim/prepare-nomad-shim.ts";
-import { EXPECTED_FAILURES } from "./expected-failures.ts";
+import { REAL_CLIENT_ENV } from "../nomad-shim/real-client-agent.ts";
+import { expectedFailures } from "./expected-failures.ts";
 import { suiteReport, type TestOutcome } from "./suite-report.ts";
 
 /** The newest api module the registry served when this suite was set up. */
@@ -40,6 +42,9 @@ const PARALLEL = process.env.NOMAD_API_SUITE_PARALLEL ?? "3";
  * than this are no flake, and are judged as they are.
  */
 const MAX_RERUNS = 5;
+
+/** What may fail: more without a real client agent for the dev agents. */
+const EXPECTED = expectedFailures(hasNomad);
 
 function say(line: string): void {
   process.stderr.write(`nomad-api suite: ${line}\n`);
@@ -81,6 +86,8 @@ async function runGoTest(
   // Nothing from the caller's Nomad settings may reach the suite's clients.
   for (const name of Object.keys(env))
     if (name.startsWith("NOMAD_") && name !== "NOMAD_TEST_LOG_LEVEL") delete env[name];
+  // Dev agents get a real Nomad client agent when the binary is here (issue: real clients).
+  if (hasNomad) env[REAL_CLIENT_ENV] = NOMAD_BIN;
   const child = spawn("go", args, { cwd: dir, env, stdio: ["ignore", "pipe", "inherit"] });
   const outcomes = new Map<string, { result?: TestOutcome["result"]; output: string[] }>();
   let finished = 0;
@@ -116,7 +123,7 @@ async function runGoTest(
 
 /** Runs the few unlisted failures again, alone, and takes a pass as the result (saying so). */
 async function rerunFlakes(dir: string, shimDir: string, outcomes: TestOutcome[]): Promise<void> {
-  const failed = outcomes.filter((o) => o.result === "fail" && EXPECTED_FAILURES[o.name] === undefined);
+  const failed = outcomes.filter((o) => o.result === "fail" && EXPECTED[o.name] === undefined);
   if (failed.length === 0 || failed.length > MAX_RERUNS) return;
   const names = failed.map((o) => o.name);
   say(`running again, alone: ${names.join(", ")}`);
@@ -139,12 +146,17 @@ async function main(argv: readonly string[]): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), "nomad-api-suite-"));
   try {
     say(`testing ${API_MODULE} with ${join(shimDir, "nomad")} first on PATH`);
+    say(
+      hasNomad
+        ? `dev agents' clients: real Nomad client agents (${NOMAD_BIN}) joined over chronomad's RPC port`
+        : `dev agents' clients: simulated nodes (no nomad binary at ${NOMAD_BIN}; set NOMAD_BIN)`,
+    );
     cpSync(downloadModule(), dir, { recursive: true });
     // The module cache is read-only; go test writes nothing, but the copy's own removal needs write bits.
     execFileSync("chmod", ["-R", "u+w", dir]);
     const outcomes = await runGoTest(dir, shimDir, argv);
     await rerunFlakes(dir, shimDir, outcomes);
-    const report = suiteReport(outcomes, EXPECTED_FAILURES, argv.length > 0);
+    const report = suiteReport(outcomes, EXPECTED, argv.length > 0);
     process.stdout.write(`${report.text}\n`);
     return report.ok ? 0 : 1;
   } finally {

@@ -38,7 +38,14 @@ function job(id: string, count: number, cpu: number, mem: number, disk: number) 
         Count: count,
         EphemeralDisk: { SizeMB: disk },
         Tasks: [
-          { Name: "t", Driver: "docker", Config: { image: id }, Resources: { CPU: cpu, MemoryMB: mem } },
+          {
+            Name: "t",
+            Driver: "docker",
+            Config: { image: id },
+            Resources: { CPU: cpu, MemoryMB: mem },
+            // Logs that fit any disk picked (Nomad wants them below the group's disk).
+            LogConfig: { MaxFiles: 1, MaxFileSizeMB: 1 },
+          },
         ],
       },
     ],
