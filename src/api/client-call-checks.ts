@@ -43,14 +43,16 @@ export const isUnknownNode = (m: string) => m.includes("Unknown node");
 
 /**
  * The HTTP answer to a failed client call: `notFound` is the route's own
- * list of 404 errors; then an RPC-coded error carries its status; errors
+ * list of 404 errors (an unknown node is one on every route); then an RPC-coded error carries its status; errors
  * ending in "Permission denied" or "ACL token not found" are a 403 with
  * that text; anything else a 500 with the error's text.
  */
 export function httpErrorOf(err: unknown, notFound: (message: string) => boolean): ApiError {
   if (err instanceof ApiError) return err;
   const message = err instanceof Error ? err.message : String(err);
-  if (notFound(message)) return ApiError.notFound(message);
+  // Nomad answers an unknown node_id 500 on some of these routes; it is the
+  // caller's mistake, so chronomad answers 404 on all of them (README).
+  if (notFound(message) || isUnknownNode(message)) return ApiError.notFound(message);
   const coded = RPC_CODED.exec(message);
   if (coded) return new ApiError(statusOf(Number(coded[1])), coded[2]!);
   if (message.endsWith(PERMISSION_DENIED)) return ApiError.forbidden(PERMISSION_DENIED);

@@ -103,12 +103,12 @@ export const clientFsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) =
       const path = queryText(q, "path");
       if (path === "") throw ApiError.badRequest("must provide a file name");
       const offset = parseInt64(queryText(q, "offset"));
-      if (!offset.ok) throw new ApiError(500, `error parsing offset: ${offset.error}`);
+      if (!offset.ok) throw ApiError.badRequest(`error parsing offset: ${offset.error}`);
       let limit = 0;
       const limitText = queryText(q, "limit");
       if (limitText !== "") {
         const parsed = parseInt64(limitText);
-        if (!parsed.ok) throw new ApiError(500, `error parsing limit: ${parsed.error}`);
+        if (!parsed.ok) throw ApiError.badRequest(`error parsing limit: ${parsed.error}`);
         limit = parsed.value;
       }
       const args = {
@@ -140,14 +140,14 @@ export const clientFsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) =
     const followText = queryText(q, "follow");
     if (followText !== "") {
       const parsed = parseBool(followText);
-      if (!parsed.ok) throw new ApiError(500, `failed to parse follow field to boolean: ${parsed.error}`);
+      if (!parsed.ok) throw ApiError.badRequest(`failed to parse follow field to boolean: ${parsed.error}`);
       follow = parsed.value;
     }
     let offset = 0;
     const offsetText = queryText(q, "offset");
     if (offsetText !== "") {
       const parsed = parseInt64(offsetText);
-      if (!parsed.ok) throw new ApiError(500, `error parsing offset: ${parsed.error}`);
+      if (!parsed.ok) throw ApiError.badRequest(`error parsing offset: ${parsed.error}`);
       offset = parsed.value;
     }
     const origin = originOf(queryText(q, "origin"));

@@ -137,7 +137,8 @@ describe("/v1/client/gc, /v1/client/stats, /v1/client/metadata", () => {
     const unknownStats = await s.call(`/v1/client/stats?node_id=${id}`);
     expect([unknownStats.status, await unknownStats.text()]).toEqual([404, `Unknown node ${id}`]);
     const unknownMeta = await s.call(`/v1/client/metadata?node_id=${id}`);
-    expect([unknownMeta.status, await unknownMeta.text()]).toEqual([500, `Unknown node ${id}`]);
+    // Nomad's 500 here; a node_id nobody has is the caller's mistake (README).
+    expect([unknownMeta.status, await unknownMeta.text()]).toEqual([404, `Unknown node ${id}`]);
   });
 
   it("reads and applies node metadata; a null value unsets; the agent's coded error keeps its status", async () => {

@@ -246,6 +246,17 @@ describe("GET /v1/client/fs/logs/:id and stream/:id", () => {
     }
     const stream = await s.call(`/v1/client/fs/stream/${alloc.ID}?path=x&origin=middle`);
     expect([stream.status, await stream.text()]).toEqual([400, "origin must be start or end"]);
+    // Nomad answers these 500; a malformed parameter is the caller's mistake, so chronomad says 400.
+    for (const [query, text] of [
+      ["path=x&offset=x", 'error parsing offset: strconv.ParseInt: parsing "x": invalid syntax'],
+      [
+        "path=x&follow=maybe",
+        'failed to parse follow field to boolean: strconv.ParseBool: parsing "maybe": invalid syntax',
+      ],
+    ]) {
+      const res = await s.call(`/v1/client/fs/stream/${alloc.ID}?${query}`);
+      expect([query, res.status, await res.text()]).toEqual([query, 400, text]);
+    }
   });
 
   it("appends an error that comes after output to the body, as Nomad's late error write does", async () => {
