@@ -185,8 +185,11 @@ export function applyPlan(ctx: ApplyContext, t: PlanTables, plan: AllocsPlanAppl
   // The second check, node by node.
   const refusedNodes: RefusedNode[] = [];
   const accepted: NodePart[] = [];
+  // Eligibility is re-checked only for records that say when they were
+  // computed: older logs replay exactly as they applied.
+  const eligibility = plan.SnapshotIndex !== undefined;
   for (const [nodeID, p] of parts) {
-    const reason = checkNode(t, nodeID, p, job);
+    const reason = checkNode(t, nodeID, p, job, eligibility);
     if (reason === undefined) accepted.push(p);
     else refusedNodes.push({ NodeID: nodeID, Reason: reason, AllocIDs: idsOf(p) });
   }
@@ -334,7 +337,13 @@ export function applyPlan(ctx: ApplyContext, t: PlanTables, plan: AllocsPlanAppl
 }
 
 /** Why a node's part cannot apply, or undefined when it can (Nomad's evaluateNodePlan). */
-function checkNode(t: PlanTables, nodeID: string, p: NodePart, job: JobRow | undefined): string | undefined {
+function checkNode(
+  t: PlanTables,
+  nodeID: string,
+  p: NodePart,
+  job: JobRow | undefined,
+  eligibility: boolean,
+): string | undefined {
   const adds = p.placed.length + p.placements.length + p.updated.length + p.inPlace.length;
   const node = t.nodes.get(nodeID);
   if (p.disconnected.length > 0 && node?.Status !== "disconnected") {
@@ -345,6 +354,8 @@ function checkNode(t: PlanTables, nodeID: string, p: NodePart, job: JobRow | und
   const placing = p.placed.length + p.placements.length > 0;
   if (placing && (node.Status !== "ready" || node.DrainStrategy !== null))
     return "node is not ready for placements";
+  // Nomad lets in-place updates and stops through on an ineligible node, not new allocations.
+  if (placing && eligibility && node.SchedulingEligibility === "ineligible") return "node is not eligible";
   if (!placing && (node.Status === "down" || node.Status === "disconnected")) {
     return `node is ${node.Status}: its allocations cannot be updated`;
   }

@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { hostname } from "node:os";
+import { availableParallelism, hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { parseGoBool } from "./query/filter/go-strconv.ts";
 import { parseDuration } from "./util/duration.ts";
@@ -48,6 +48,12 @@ export interface ServerConfig {
   readonly rpcHandshakeTimeout: number;
   /** Nomad's rpc_max_conns_per_client: RPC connections one IP address may hold at once; 0 for no limit. */
   readonly rpcMaxConnsPerClient: number;
+  /**
+   * Scheduler threads: worker threads, each with a replica of the
+   * scheduler's tables, that compute plans off the main event loop. 0
+   * computes on the main thread, in slices of a few milliseconds.
+   */
+  readonly schedulerWorkers: number;
   /**
    * With a shared (Kafka) log: how long the leader may go unheard before
    * another server takes over. Bounds failover time; the broker's
@@ -221,6 +227,11 @@ const SETTINGS: readonly Setting[] = [
     kind: "number",
     default: "100",
     help: "Nomad's rpc_max_conns_per_client: RPC connections per client IP (0 for no limit)",
+  },
+  {
+    name: "scheduler_workers",
+    kind: "number",
+    help: "threads that compute plans off the main event loop, each on a replica of the scheduler's tables (default: cores − 1, at least 1; 0 computes on the main thread, in slices)",
   },
   {
     name: "advertise_addr",
@@ -421,6 +432,7 @@ export async function loadConfig(
     advertiseRpcAddr: value<string | undefined>("advertise_rpc_addr") ?? "",
     rpcHandshakeTimeout: value("rpc_handshake_timeout"),
     rpcMaxConnsPerClient: value("rpc_max_conns_per_client"),
+    schedulerWorkers: value<number | undefined>("scheduler_workers") ?? defaultSchedulerWorkers(),
     leaderSessionTimeout: value("leader_session_timeout"),
     shutdownGrace: value("shutdown_grace"),
     keyringKek: value<string | undefined>("keyring_kek") ?? "",
@@ -441,6 +453,9 @@ export async function loadConfig(
   if (config.advertiseRpcAddr) splitHostPort(config.advertiseRpcAddr, "advertise_rpc_addr");
   if (!Number.isInteger(config.rpcMaxConnsPerClient) || config.rpcMaxConnsPerClient < 0) {
     throw new ConfigError("rpc_max_conns_per_client must be a whole number, 0 or more");
+  }
+  if (!Number.isInteger(config.schedulerWorkers) || config.schedulerWorkers < 0) {
+    throw new ConfigError("scheduler_workers must be a whole number, 0 or more");
   }
   if (config.keyringKek && config.keyringKekFile) {
     throw new ConfigError("set keyring_kek or keyring_kek_file, not both");
@@ -536,4 +551,9 @@ export function splitHostPort(addr: string, setting = "http_addr"): { host: stri
   const port = m ? Number(m[3]) : Number.NaN;
   if (!m || port > 65535) throw new ConfigError(`${setting} must be host:port, not "${addr}"`);
   return { host: m[1] ?? (m[2] || "0.0.0.0"), port };
+}
+
+/** `scheduler_workers`' default: a thread per core but the main thread's, at least one. */
+export function defaultSchedulerWorkers(): number {
+  return Math.max(1, availableParallelism() - 1);
 }

@@ -34,6 +34,7 @@ import { RpcServer } from "./rpc/rpc-server.ts";
 import { HeartbeatWatcher } from "./services/heartbeat-watcher.ts";
 import { createServices } from "./services/index.ts";
 import { SchedulerService } from "./services/scheduler/scheduler-service.ts";
+import { SchedulerThreads } from "./services/scheduler/threads/scheduler-threads.ts";
 import type { LeaderService } from "./services/service.ts";
 import { ServiceRunner } from "./services/service-runner.ts";
 import type { ShutdownProgress } from "./shutdown/bounded-step.ts";
@@ -60,6 +61,8 @@ export interface RunningServer {
   readonly services: readonly LeaderService[];
   /** The root key material this server holds (src/keyring/keystore.ts); tests look into it. */
   readonly keyring: Keyring;
+  /** The scheduler's threads, when `scheduler_workers` is above 0 (tests wait for them to be ready). */
+  readonly schedulerThreads?: SchedulerThreads;
   /**
    * The ordered, bounded shutdown (src/shutdown/shutdown-sequence.ts): leader
    * services, election, HTTP API, snapshot, log. `progress` tells the caller
@@ -137,7 +140,11 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     ? new ReadOnlyElection(config.serverName)
     : openElection(config, logger, () => services.heldEpoch);
   const heartbeats = new HeartbeatWatcher();
-  const scheduler = new SchedulerService({ keyring });
+  const schedulerThreads = startSchedulerThreads(config, store, logger);
+  const scheduler = new SchedulerService({
+    keyring,
+    threads: schedulerThreads && { pool: schedulerThreads, codec },
+  });
   const quiet = logger.child({ component: "history" }, { level: "warn" });
   const events = new EventHub({
     store,
@@ -226,6 +233,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     await rpc?.server.close();
     await http.close();
     await services.close();
+    await schedulerThreads?.close();
     await keyMaterial.stop();
     await leadership.close();
     await store.stop();
@@ -256,6 +264,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
         closing,
         http,
         rpc: rpc?.server,
+        schedulerThreads,
         events,
         watches: ctx.watches,
         store,
@@ -276,9 +285,36 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     leadership,
     services: leaderServices,
     keyring,
+    schedulerThreads,
     close,
     flushLog,
   };
+}
+
+/**
+ * The scheduler's threads (config `scheduler_workers`), each a replica of
+ * the scheduler's tables fed with every batch the store applies. They catch
+ * up in the background: until one is ready, the scheduler computes in
+ * process. A read-only server schedules nothing.
+ */
+function startSchedulerThreads(
+  config: ServerConfig,
+  store: Store,
+  logger: Logger,
+): SchedulerThreads | undefined {
+  if (config.readOnly || config.schedulerWorkers === 0) return undefined;
+  const threads = new SchedulerThreads({
+    workers: config.schedulerWorkers,
+    store,
+    snapshotDir: config.log === "memory:" ? undefined : join(config.dataDir, "snapshots"),
+    logger: logger.child({ component: "scheduler-threads" }),
+    logLevel: config.logLevel,
+  });
+  store.applied$.subscribe({ next: (b) => threads.applied(b.records), error: () => undefined });
+  threads.start().catch((err: Error) => {
+    logger.error({ err }, "scheduler threads did not start: scheduling on the main thread");
+  });
+  return threads;
 }
 
 /**

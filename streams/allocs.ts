@@ -170,6 +170,14 @@ export interface AllocsPlanApplied {
   readonly Preempted: readonly AllocPreemptDiff[];
   /** Names this record for its refusals (a retry or another chunk of the same evaluation gets its own). */
   readonly PlanID?: string;
+  /**
+   * The log index of the tables the scheduler computed the plan against
+   * (Nomad's Plan.SnapshotIndex); apply checks it again against the tables
+   * at the record's own index. A record that carries it is also refused on
+   * nodes that became ineligible for new placements meanwhile (Nomad's
+   * evaluateNodePlan); records written before it existed apply as they did.
+   */
+  readonly SnapshotIndex?: number;
   /** The job version the plan was computed for; compact placements and in-place updates take it. */
   readonly Job?: JobVersionRef | null;
   /** The deployment compact placements and in-place updates join ("" for none). */

@@ -34,11 +34,17 @@ export async function startTestServer(
       // shedding is tested on its own (test/api/load-shedding.test.ts).
       "--shed-reads-after-lag",
       "0",
+      // The scheduler on the main thread, in slices, unless a test project
+      // runs the scheduler's tests on threads (vitest.config.ts).
+      "--scheduler-workers",
+      process.env.CHRONOMAD_TEST_SCHEDULER_WORKERS ?? "0",
       ...(options.args ?? []),
     ],
     {},
   );
   const server = await startServer(config, { logger: pino({ level: "silent" }), ...options.deps });
+  // Tests of the scheduler on threads mean on threads: not in process while replicas catch up.
+  await server.schedulerThreads?.whenReady();
   const url = `http://${server.address}`;
   return {
     ...server,

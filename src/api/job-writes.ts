@@ -97,7 +97,11 @@ export function jobFromRequest(
   let job: JobSpec;
   const ignored: string[] = [];
   try {
-    job = canonicalizeJob({ ...raw, Namespace: namespace }, ignored);
+    // Copied, then assigned: the order a spread would give, without V8's slow
+    // path for a literal that adds a key after a spread.
+    const input: Record<string, unknown> = Object.assign({}, raw);
+    input.Namespace = namespace;
+    job = canonicalizeJob(input, ignored);
   } catch (err) {
     if (err instanceof JobShapeError) throw ApiError.badRequest(err.message);
     throw err;

@@ -63,6 +63,27 @@ export function goals(
       measured: `${mib(rss)} MiB peak`,
       met: rss > 0 ? rss <= 2 * 2 ** 30 : null,
     });
+    out.push({
+      goal: "≥ 5,000 placements/s in the burst",
+      measured: on.burst?.placements_per_s ? `${n(on.burst.placements_per_s)}/s` : "not measured",
+      met: on.burst?.placements_per_s ? on.burst.placements_per_s >= 5_000 : null,
+    });
+    out.push({
+      goal: "heartbeat p99 ≤ 50 ms during the burst",
+      measured: on.burst ? `${on.burst.heartbeat.p99_ms} ms` : "not measured",
+      met: on.burst ? on.burst.heartbeat.p99_ms <= 50 : null,
+    });
+    out.push({
+      goal: "main event-loop delay p99 ≤ 20 ms during the burst",
+      measured: on.burst ? `${on.burst.loop.p99_ms} ms (max ${on.burst.loop.max_ms} ms)` : "not measured",
+      met: on.burst ? on.burst.loop.p99_ms <= 20 : null,
+    });
+    const down = Math.max(...runs.map((r) => r.nodes_down_before_wave));
+    out.push({
+      goal: "no node declared down before the disconnect wave (heartbeat grace as set)",
+      measured: `${n(down)} declared down`,
+      met: down === 0,
+    });
     const replay = Math.max(...runs.map((r) => r.replay.seconds));
     out.push({ goal: "replay of the produced log ≤ 30 s", measured: `${replay} s`, met: replay <= 30 });
   }
@@ -126,6 +147,16 @@ export function toMarkdown(report: LoadBenchReport): string {
     row("client RPCs (whole run)", (r) => n(totalCalls(r))),
     row("client request bytes (whole run)", (r) => n(r.rpc_bytes_out)),
     row("heartbeat p50 / p99 (ms)", (r) => `${r.heartbeat_p50_ms} / ${r.heartbeat_p99_ms}`),
+    row("burst: placements/s (first registration to last placement)", (r) => n(r.burst?.placements_per_s)),
+    row("burst: heartbeat p50 / p99 / max (ms)", (r) =>
+      r.burst
+        ? `${r.burst.heartbeat.p50_ms} / ${r.burst.heartbeat.p99_ms} / ${r.burst.heartbeat.max_ms}`
+        : "—",
+    ),
+    row("burst: server event-loop delay p50 / p99 / max (ms)", (r) =>
+      r.burst ? `${r.burst.loop.p50_ms} / ${r.burst.loop.p99_ms} / ${r.burst.loop.max_ms}` : "—",
+    ),
+    row("nodes declared down before the wave", (r) => n(r.nodes_down_before_wave)),
     row("disconnect wave: nodes", (r) => n(r.wave.nodes)),
     row("converged after the wave (s)", (r) => n(r.wave.converge_s)),
     row("server RSS peak / end (MiB)", (r) => `${mib(r.server.rss_peak)} / ${mib(r.server.rss_end)}`),

@@ -19,7 +19,7 @@ import {
   workloadSize,
 } from "../nodesim/workload.ts";
 import { Store } from "../store/store.ts";
-import { dirBytes, processCpuSeconds, serverGauges, startLoadServer } from "./load-server.ts";
+import { dirBytes, type LoopDelay, processCpuSeconds, serverGauges, startLoadServer } from "./load-server.ts";
 import { type LogCensus, logCensus } from "./log-census.ts";
 
 export interface LoadRunOptions {
@@ -52,6 +52,18 @@ export interface LoadRunFigures {
   readonly registration_nodes_per_s: number;
   /** Allocations placed per second by the scheduler (first to last placement in the log). */
   readonly placement_per_s: number | null;
+  /**
+   * From the first job registration until every allocation runs: the
+   * server's main event-loop delay and the nodes' heartbeat round trips.
+   */
+  readonly burst: {
+    /** Allocations placed from the first registration until all ran, per second up to the last of them. */
+    readonly placements_per_s: number | null;
+    readonly loop: LoopDelay;
+    readonly heartbeat: { p50_ms: number; p99_ms: number; max_ms: number; count: number };
+  } | null;
+  /** Nodes the server declared down before the disconnect wave (with enough capacity, none). */
+  readonly nodes_down_before_wave: number;
   readonly log: {
     readonly records: number;
     readonly bytes: number;
@@ -115,7 +127,7 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
   const logDir = join(dataDir, "log");
   const args = ["--data-dir", dataDir, ...o.serverArgs];
 
-  const server = await startLoadServer(args);
+  const server = await startLoadServer(args, dataDir);
   if (!(await jobsApiServed(server.url))) {
     await server.stop();
     throw new Error(
@@ -161,6 +173,10 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
   let waveReport: Awaited<ReturnType<NodeSimulator["disconnectWave"]>> | undefined;
   let convergeS: number | null = null;
   let steady: { report: SimReport; seconds: number; records: number; bytes: number } | undefined;
+  let burstFigures: Omit<NonNullable<LoadRunFigures["burst"]>, "placements_per_s"> | undefined;
+  let burstFrom = 0;
+  let burstTo = 0;
+  let waveAt = Number.POSITIVE_INFINITY;
   let before: SimReport | undefined;
   try {
     // Registration: every node registered and heartbeated once (ready).
@@ -172,14 +188,19 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     mark.register = since(t);
     o.progress(`${o.nodes} nodes ready in ${mark.register}s`);
 
-    // Placement.
+    // Placement: the burst, with the server's event loop and the nodes' heartbeats measured over it.
+    await server.loopDelay();
+    sim.counters.beginWindow();
     t = performance.now();
+    burstFrom = Date.now();
     await registerJobs(server.url, jobs);
     mark.place_submit = since(t);
     const runningTarget = desired;
     const live = () => [...convergence(sim, jobs, o.nodes).jobs.values()].reduce((a, p) => a + p.live, 0);
     const placed = await until(() => live() >= runningTarget, o.placeTimeoutMs);
     mark.place_to_running = since(t);
+    burstTo = Date.now();
+    burstFigures = { loop: await server.loopDelay(), heartbeat: sim.counters.endWindow() };
     if (!placed)
       notes.push(`only ${live()} of ${runningTarget} allocations ran within the placement timeout`);
     o.progress(`${live()}/${runningTarget} allocations running after ${mark.place_to_running}s`);
@@ -204,6 +225,7 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
 
     // Disconnect wave and convergence.
     t = performance.now();
+    waveAt = Date.now();
     o.progress(
       `disconnect wave: ${o.wave.share * 100}% of the nodes silent for ${o.wave.durationMs / 1000}s`,
     );
@@ -264,6 +286,10 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     seconds: { ...mark, total: since(t0) },
     registration_nodes_per_s: rate(o.nodes, mark.register ?? 0),
     placement_per_s: placeSpanS > 0 ? rate(census.placed, placeSpanS) : null,
+    burst: burstFigures
+      ? { placements_per_s: burstRate(census.placements, burstFrom, burstTo), ...burstFigures }
+      : null,
+    nodes_down_before_wave: census.nodeDownAt.filter((at) => at < waveAt).length,
     log: {
       records: census.records,
       bytes: census.bytes,
@@ -363,3 +389,15 @@ async function until(
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Placements per second from `from` to the last placement before `to` (envelope times, ms). */
+function burstRate(placements: LogCensus["placements"], from: number, to: number): number | null {
+  let n = 0;
+  let last = from;
+  for (const p of placements) {
+    if (p.at < from || p.at > to) continue;
+    n += p.n;
+    last = Math.max(last, p.at);
+  }
+  return last > from ? Math.round((n / ((last - from) / 1000)) * 10) / 10 : null;
+}

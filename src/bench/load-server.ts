@@ -6,9 +6,23 @@ import { NODE_FLAGS } from "../cli/node-flags.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
 const BIN = join(ROOT, "bin/chronomad.js");
+const PROBE = join(ROOT, "src/bench/loop-delay-probe.mjs");
+
+/** The main event loop's delay over a phase, as perf_hooks.monitorEventLoopDelay samples it every millisecond. */
+export interface LoopDelay {
+  readonly p50_ms: number;
+  readonly p99_ms: number;
+  readonly max_ms: number;
+  readonly count: number;
+}
 
 export interface LoadServer {
   readonly child: ChildProcess;
+  /**
+   * The main event loop's delay since the last call (src/bench/loop-delay-probe.mjs,
+   * preloaded into the server): call once to start a phase, once to end it.
+   */
+  loopDelay(): Promise<LoopDelay>;
   readonly url: string;
   /** Resolves with the exit code once the process ended. */
   readonly exited: Promise<number | null>;
@@ -20,14 +34,20 @@ export interface LoadServer {
  * Runs `chronomad serve` as its own process on an ephemeral port and waits
  * for its "chronomad serving" log line.
  */
-export async function startLoadServer(args: readonly string[]): Promise<LoadServer> {
+export async function startLoadServer(args: readonly string[], dataDir: string): Promise<LoadServer> {
   const common = ["--http-addr", "127.0.0.1:0", "--log-level", "info", ...args];
   // For diagnosing the server under load, e.g. CHRONOMAD_BENCH_SERVER_NODE_FLAGS="--cpu-prof".
   const extra = (process.env.CHRONOMAD_BENCH_SERVER_NODE_FLAGS ?? "").split(" ").filter(Boolean);
-  const child = spawn(process.execPath, [...NODE_FLAGS, ...extra, BIN, "serve", ...common], {
-    cwd: ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const probeFile = join(dataDir, "loop-delay.json");
+  const child = spawn(
+    process.execPath,
+    [...NODE_FLAGS, "--import", PROBE, ...extra, BIN, "serve", ...common],
+    {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, CHRONOMAD_LOOP_PROBE_FILE: probeFile },
+    },
+  );
   let stderr = "";
   child.stderr!.on("data", (d) => {
     stderr = (stderr + String(d)).slice(-4000);
@@ -50,10 +70,24 @@ export async function startLoadServer(args: readonly string[]): Promise<LoadServ
   });
   // Keep draining stdout so a chatty server never blocks on a full pipe.
   child.stdout!.resume();
+  let seq = 0;
   return {
     child,
     url,
     exited,
+    loopDelay: async () => {
+      seq++;
+      child.kill("SIGUSR2");
+      for (let waited = 0; waited < 10_000; waited += 20) {
+        const figures = await readFile(probeFile, "utf8").then(
+          (text) => JSON.parse(text) as LoopDelay & { seq: number },
+          () => undefined,
+        );
+        if (figures && figures.seq >= seq) return figures;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error("the server's event-loop probe did not answer");
+    },
     stop: async () => {
       if (child.exitCode === null) child.kill("SIGTERM");
       return exited;

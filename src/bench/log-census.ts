@@ -30,6 +30,10 @@ export interface LogCensus {
   readonly placed: number;
   readonly firstPlacementAt: number;
   readonly lastPlacementAt: number;
+  /** Per plan record that placed allocations: its envelope time (ms) and how many it placed. */
+  readonly placements: readonly { readonly at: number; readonly n: number }[];
+  /** Envelope times (ms) of the records that declared a node down (NodeStatusUpdated to "down"). */
+  readonly nodeDownAt: readonly number[];
   /** Envelope time of the first and last record (ms). */
   readonly firstAt: number;
   readonly lastAt: number;
@@ -71,6 +75,8 @@ export async function logCensus(dir: string): Promise<LogCensus> {
   let lastPlacementAt = 0;
   let firstAt = 0;
   let lastAt = 0;
+  const nodeDownAt: number[] = [];
+  const placements: { at: number; n: number }[] = [];
   const set = (id: string, client: string | undefined, desired: string | undefined, fromClient = false) => {
     const s = allocs.get(id);
     if (!s) return;
@@ -100,6 +106,7 @@ export async function logCensus(dir: string): Promise<LogCensus> {
         t.bytes += size;
         if (firstAt === 0) firstAt = env.at;
         lastAt = env.at;
+        if (env.type === "NodeStatusUpdated" && env.data.Status === "down") nodeDownAt.push(env.at);
         if (!ALLOC_EVENTS.has(env.type)) continue;
         const d = env.data;
         switch (env.type) {
@@ -111,6 +118,7 @@ export async function logCensus(dir: string): Promise<LogCensus> {
             }
             if (fresh.length > 0) {
               placed += fresh.length;
+              placements.push({ at: env.at, n: fresh.length });
               if (firstPlacementAt === 0) firstPlacementAt = env.at;
               lastPlacementAt = env.at;
             }
@@ -162,6 +170,8 @@ export async function logCensus(dir: string): Promise<LogCensus> {
     placed,
     firstPlacementAt,
     lastPlacementAt,
+    placements,
+    nodeDownAt,
     firstAt,
     lastAt,
   };

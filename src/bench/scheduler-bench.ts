@@ -13,6 +13,8 @@ import { Store } from "../store/store.ts";
 import { type Draft, writeEvents } from "../store/writer.ts";
 import { readyNodeDrafts } from "./bench-nodes.ts";
 import { startBenchServer } from "./bench-server.ts";
+import { c2mJob } from "./c2m-job.ts";
+import { startStallMonitor } from "./stall-monitor.ts";
 
 export interface SchedulerFigures {
   readonly nodes: number;
@@ -20,6 +22,12 @@ export interface SchedulerFigures {
   readonly big_job_allocs: number;
   readonly big_job_seconds: number;
   readonly big_job_placements_per_s: number;
+  /**
+   * The longest the server's event loop was held while the big job was
+   * scheduled and applied (the server runs in this process): what a
+   * heartbeat arriving then would wait.
+   */
+  readonly big_job_max_stall_ms: number;
   /** Bytes of plan records (AllocsPlanApplied) per placed allocation. */
   readonly plan_bytes_per_alloc: number;
   /** Every log byte the job's scheduling wrote (job, evaluations, plans) per placed allocation. */
@@ -28,6 +36,7 @@ export interface SchedulerFigures {
   readonly many_jobs_allocs_each: number;
   readonly many_jobs_seconds: number;
   readonly many_jobs_placements_per_s: number;
+  readonly many_jobs_max_stall_ms: number;
   /** Replaying the whole run's log into a fresh store. */
   readonly replay_records: number;
   readonly replay_records_per_s: number;
@@ -60,22 +69,26 @@ export async function benchScheduler(options: SchedulerBenchOptions = {}): Promi
     await readyNodes(server, nodes);
 
     const bigStart = server.log.lastIndex() + 1;
+    const bigStalls = await startStallMonitor();
     const t0 = performance.now();
-    await putJob(url, job("big", bigJobAllocs));
+    await putJob(url, { Job: c2mJob("big", bigJobAllocs) });
     await placed(server, "big", bigJobAllocs);
     const bigSeconds = (performance.now() - t0) / 1000;
+    const bigStallMs = await bigStalls.stop();
     await idle(server);
     const bytes = await logBytes(server, bigStart);
 
     const ids = Array.from({ length: jobs }, (_, i) => `small-${String(i).padStart(4, "0")}`);
+    const manyStalls = await startStallMonitor();
     const t1 = performance.now();
     let next = 0;
     const worker = async () => {
-      while (next < ids.length) await putJob(url, job(ids[next++]!, perJob));
+      while (next < ids.length) await putJob(url, { Job: c2mJob(ids[next++]!, perJob) });
     };
     await Promise.all(Array.from({ length: 16 }, worker));
     for (const id of ids) await placed(server, id, perJob);
     const manySeconds = (performance.now() - t1) / 1000;
+    const manyStallMs = await manyStalls.stop();
     await idle(server);
 
     const replay = await replayLog(server);
@@ -84,12 +97,14 @@ export async function benchScheduler(options: SchedulerBenchOptions = {}): Promi
       big_job_allocs: bigJobAllocs,
       big_job_seconds: round(bigSeconds),
       big_job_placements_per_s: Math.round(bigJobAllocs / bigSeconds),
+      big_job_max_stall_ms: round(bigStallMs),
       plan_bytes_per_alloc: Math.round(bytes.plan / bigJobAllocs),
       log_bytes_per_alloc: Math.round(bytes.all / bigJobAllocs),
       many_jobs: jobs,
       many_jobs_allocs_each: perJob,
       many_jobs_seconds: round(manySeconds),
       many_jobs_placements_per_s: Math.round((jobs * perJob) / manySeconds),
+      many_jobs_max_stall_ms: round(manyStallMs),
       replay_records: replay.records,
       replay_records_per_s: Math.round(replay.records / replay.seconds),
       replay_placements_per_s: Math.round((bigJobAllocs + jobs * perJob) / replay.seconds),
@@ -111,35 +126,6 @@ export async function readyNodes(server: RunningServer, count: number): Promise<
     for (let i = start; i < Math.min(count, start + 500); i++) drafts.push(...readyNodeDrafts(i).drafts);
     await writeEvents(server.store, Date.now(), actor, drafts);
   }
-}
-
-/** A C2M-style service job: small docker tasks, no deployments. */
-function job(id: string, count: number) {
-  return {
-    Job: {
-      ID: id,
-      Type: "service",
-      Datacenters: ["dc1"],
-      Update: { MaxParallel: 0 },
-      TaskGroups: [
-        {
-          Name: "g",
-          Count: count,
-          EphemeralDisk: { SizeMB: 10 },
-          Tasks: [
-            {
-              Name: "t",
-              Driver: "docker",
-              Config: { image: "alpine:3.19" },
-              Resources: { CPU: 50, MemoryMB: 30 },
-              // Small enough for the 10 MB disk (Nomad: logs must fit in it with room to spare).
-              LogConfig: { MaxFiles: 1, MaxFileSizeMB: 1 },
-            },
-          ],
-        },
-      ],
-    },
-  };
 }
 
 export async function putJob(url: string, body: unknown): Promise<void> {

@@ -12,6 +12,7 @@ import { inFreshProcess } from "../bench/fresh-process.ts";
 import { benchHeartbeats } from "../bench/heartbeat-bench.ts";
 import { benchIdentity } from "../bench/identity-bench.ts";
 import { benchKafkaLog } from "../bench/kafka-log-bench.ts";
+import { benchRegistration, type RegistrationBenchOptions } from "../bench/registration-bench.ts";
 import { benchScheduler } from "../bench/scheduler-bench.ts";
 import { benchVisible } from "../bench/store-bench.ts";
 import { benchVariables } from "../bench/variables-bench.ts";
@@ -19,16 +20,36 @@ import { benchVariables } from "../bench/variables-bench.ts";
 type Figures = Record<string, object | number>;
 
 const USAGE = `Usage: chronomad bench [--json] [--eval-delete | --all]
+       chronomad bench --registration [--vs URL] [--jobs N] [--concurrency C]
+                       [--warmup N] [--fsync always|never] [--pause-broker] [--json]
 
 Runs chronomad's benchmarks (file log appends, replay, append-to-visible,
-filters, event stream, heartbeats, ACLs, scheduler, variables, workload
-identities; Kafka log and a three-server cluster when KAFKA_BROKERS names a
-broker) and prints their figures as a table. Progress goes to stderr.
+filters, event stream, heartbeats, ACLs, scheduler, job registrations,
+variables, workload identities; Kafka log and a three-server cluster when
+KAFKA_BROKERS names a broker) and prints their figures as a table. Progress
+goes to stderr.
 
   --json          print the figures as one JSON object instead of a table
   --eval-delete   also delete 1,000,000 evaluations (several minutes)
   --all           every benchmark, --eval-delete included
   -h, --help      print this and exit
+
+The registration benchmark alone (--registration, implied by --vs): N batch
+jobs (default 2,000) registered with PUT /v1/jobs by C keep-alive clients
+(default 16) from a separate process; registrations/s, p50/p99 latency, and
+the time from the first registration until no evaluation of those jobs is
+pending. It uses only Nomad's API, so it measures any Nomad-API server.
+
+  --vs URL        measure the server at URL (e.g. a Nomad 1.6.1 agent,
+                  http://127.0.0.1:4646) instead of an in-process chronomad
+                  on a fresh file log
+  --jobs N        jobs to register (default 2000)
+  --concurrency C clients in flight (default 16)
+  --warmup N      register (and evaluate) N other jobs first, so that a
+                  warmed-up server is measured (default 0: a fresh one)
+  --fsync MODE    the in-process chronomad's --fsync (default always)
+  --pause-broker  register with the eval broker paused (the write path
+                  alone; evaluations are not waited for)
 `;
 
 /**
@@ -41,19 +62,18 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
     out.write(USAGE);
     return 0;
   }
-  const json = args.includes("--json");
-  // The million-evaluation delete takes minutes: only on request.
-  const evalDelete = args.includes("--eval-delete") || args.includes("--all");
-  const known = ["--json", "--eval-delete", "--all"];
-  const unknown = args.filter((a) => !known.includes(a));
-  if (unknown.length) {
-    process.stderr.write(
-      `chronomad bench: unknown argument ${unknown[0]} (known: ${known.join(", ")})\n\n${USAGE}`,
-    );
+  const parsed = parseArgs(args);
+  if (typeof parsed === "string") {
+    process.stderr.write(`chronomad bench: ${parsed}\n\n${USAGE}`);
     return 2;
   }
+  const { json, evalDelete, registration } = parsed;
   const progress = (what: string) => process.stderr.write(`bench: ${what}...\n`);
   const figures: Figures = {};
+  if (registration) {
+    figures.registration = await benchRegistration({ ...registration, progress });
+    return report(figures, json, out, false);
+  }
 
   progress("file log appends");
   const dir = await mkdtemp(join(tmpdir(), "chronomad-bench-log-"));
@@ -83,6 +103,8 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
   figures.acl = await benchAcl();
   progress("scheduler: one job of 10,000 allocations over 5,000 nodes, then 1,000 jobs of 10");
   figures.scheduler = await benchScheduler();
+  progress("job registrations: 2,000 batch jobs, 16 clients, then their evaluations (no nodes)");
+  figures.registration = await benchRegistration();
   progress("variables over HTTP: writes and reads of 2,000 paths, 16 in flight, encryption included");
   figures.variables = await benchVariables();
   progress("workload identities: JWTs signed while 10,000 allocations of 3 tasks are placed");
@@ -113,6 +135,66 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
     progress("eval delete skipped: pass --eval-delete or --all");
   }
 
+  return report(figures, json, out, !evalDelete);
+}
+
+interface BenchArgs {
+  readonly json: boolean;
+  /** The million-evaluation delete takes minutes: only on request. */
+  readonly evalDelete: boolean;
+  /** Set when only the registration benchmark runs. */
+  readonly registration: RegistrationBenchOptions | undefined;
+}
+
+/** The arguments, or what is wrong with them. */
+function parseArgs(args: readonly string[]): BenchArgs | string {
+  const flags = ["--json", "--eval-delete", "--all", "--registration", "--pause-broker"];
+  const valued = ["--vs", "--jobs", "--concurrency", "--warmup", "--fsync"];
+  const seen = new Set<string>();
+  const values = new Map<string, string>();
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (flags.includes(a)) seen.add(a);
+    else if (valued.includes(a)) {
+      const v = args[++i];
+      if (v === undefined) return `${a} needs a value`;
+      values.set(a, v);
+    } else return `unknown argument ${a} (known: ${[...flags, ...valued].join(", ")})`;
+  }
+  const count = (flag: string, least: number) => {
+    const text = values.get(flag);
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    return Number.isSafeInteger(n) && n >= least ? n : Number.NaN;
+  };
+  const jobs = count("--jobs", 1);
+  const concurrency = count("--concurrency", 1);
+  const warmup = count("--warmup", 0);
+  if (Number.isNaN(jobs) || Number.isNaN(concurrency))
+    return "--jobs and --concurrency take a positive integer";
+  if (Number.isNaN(warmup)) return "--warmup takes a count (0 or more)";
+  const fsync = values.get("--fsync");
+  if (fsync !== undefined && fsync !== "always" && fsync !== "never") return "--fsync is always or never";
+  const url = values.get("--vs");
+  const registrationOnly = seen.has("--registration") || url !== undefined;
+  const registrationArgs = ["--pause-broker", ...valued].filter((a) => seen.has(a) || values.has(a));
+  if (!registrationOnly && registrationArgs.length > 0)
+    return `${registrationArgs[0]} is for the registration benchmark (--registration or --vs)`;
+  return {
+    json: seen.has("--json"),
+    evalDelete: seen.has("--eval-delete") || seen.has("--all"),
+    registration: registrationOnly
+      ? { url, jobs, concurrency, warmup, fsync, pauseBroker: seen.has("--pause-broker") }
+      : undefined,
+  };
+}
+
+function report(
+  figures: Figures,
+  json: boolean,
+  out: NodeJS.WritableStream,
+  evalDeleteSkipped: boolean,
+): number {
   if (json) {
     out.write(`${JSON.stringify(figures)}\n`);
     return 0;
@@ -125,7 +207,7 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
   const width = Math.max(...rows.map(([k]) => k.length));
   out.write(`${"figure".padEnd(width)}  value\n${"-".repeat(width)}  ${"-".repeat(12)}\n`);
   for (const [k, v] of rows) out.write(`${k.padEnd(width)}  ${v}\n`);
-  if (!evalDelete) out.write(`${"eval_delete".padEnd(width)}  skipped (pass --eval-delete or --all)\n`);
+  if (evalDeleteSkipped) out.write(`${"eval_delete".padEnd(width)}  skipped (pass --eval-delete or --all)\n`);
   return 0;
 }
 

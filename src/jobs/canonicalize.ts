@@ -229,16 +229,24 @@ class Reader {
   /** Fields set (not null) that Nomad 1.5 does not know, by path: dropped. */
   readonly ignored: string[] = [];
 
-  /** `o` without the fields not in `fields`, each kept field checked for its kind. */
-  known(o: Json, fields: FieldKinds, path: string): Json {
+  /**
+   * A new object with the fields of `o` that are in `fields`, in their
+   * order, each checked for its kind; those in `dropped` are checked but
+   * left out. Callers add their defaults to it by assignment, which keeps
+   * the key order an object spread would give (a key already there stays in
+   * place, a new one goes last) without V8's slow path for a literal that
+   * adds keys after a spread.
+   */
+  known(o: Json, fields: FieldKinds, path: string, dropped?: ReadonlySet<string>): Json {
     const out: Json = {};
-    for (const [k, v] of Object.entries(o)) {
+    for (const k of Object.keys(o)) {
+      const v = o[k];
       const kind = Object.hasOwn(fields, k) ? fields[k] : undefined;
       if (kind !== undefined) {
         // Go's int64 fields (SubmitTime in ns) exceed 2^53: their kind is any number here.
         if (kind === "int") this.number(v, `${path}.${k}`);
         else this[kind](v, `${path}.${k}`);
-        out[k] = v;
+        if (dropped === undefined || !dropped.has(k)) out[k] = v;
       } else if (v !== null && v !== undefined) this.ignored.push(`${path}.${k}`);
     }
     return out;
@@ -277,7 +285,7 @@ class Reader {
   stringMap(v: unknown, path: string): Record<string, string> | undefined {
     const o = this.object(v, path);
     if (!o) return undefined;
-    for (const [k, x] of Object.entries(o)) this.string(x, `${path}.${k}`);
+    for (const k of Object.keys(o)) this.string(o[k], `${path}.${k}`);
     return o as Record<string, string>;
   }
 
@@ -313,60 +321,57 @@ export function canonicalizeJob(input: unknown, ignored?: string[]): JobSpec {
     (d, i) => r.string(d, `Job.Datacenters[${i}]`) ?? "",
   );
   const meta = r.stringMap(job.Meta, "Job.Meta");
-  const spec: JobSpec = {
-    ...r.known(job, JOB_FIELDS, "Job"),
-    ID: id,
-    Name: r.string(job.Name, "Job.Name") || id,
-    Namespace: r.string(job.Namespace, "Job.Namespace") || "default",
-    Region: r.string(job.Region, "Job.Region") || "global",
-    Type: type,
-    Priority: r.int(job.Priority, "Job.Priority") || JOB_DEFAULT_PRIORITY,
-    AllAtOnce: r.bool(job.AllAtOnce, "Job.AllAtOnce") ?? false,
-    Datacenters: datacenters.length > 0 ? datacenters : ["*"],
-    // Nomad's node pool mutating hook: no pool is the default pool.
-    NodePool: r.string(job.NodePool, "Job.NodePool") || "default",
-    Constraints: constraints(r, job.Constraints, "Job.Constraints"),
-    TaskGroups: groups.map((g, i) =>
-      taskGroup(
-        r,
-        r.object(g, `Job.TaskGroups[${i}]`) ?? {},
-        `Job.TaskGroups[${i}]`,
-        type,
-        jobUpdate,
-        jobReschedule,
-        jobMigrate,
-      ),
-    ),
-    Update: jobUpdate,
-    Periodic: r.object(job.Periodic, "Job.Periodic") ?? null,
-    ParameterizedJob: r.object(job.ParameterizedJob, "Job.ParameterizedJob") ?? null,
-    Meta: meta && Object.keys(meta).length > 0 ? meta : null,
-    Stop: r.bool(job.Stop, "Job.Stop") ?? false,
-    ParentID: r.string(job.ParentID, "Job.ParentID") ?? "",
-  };
-  if (r.errors.length > 0) throw new JobShapeError(r.errors[0]!);
-  ignored?.push(...r.ignored);
   // What the server decides is never taken from the caller, nor are the
   // Consul and Vault tokens kept (Nomad clears them once checked).
-  const out: Json = { ...spec };
-  for (const field of [
-    "ConsulToken",
-    "VaultToken",
-    "Status",
-    "StatusDescription",
-    "Stable",
-    "Version",
-    "SubmitTime",
-    "CreateIndex",
-    "ModifyIndex",
-    "JobModifyIndex",
-    "Reschedule",
-    "Migrate",
-  ]) {
-    delete out[field];
-  }
-  return withCanonicalScaling(out as JobSpec);
+  const spec = r.known(job, JOB_FIELDS, "Job", SERVER_DECIDED_JOB_FIELDS);
+  spec.ID = id;
+  spec.Name = r.string(job.Name, "Job.Name") || id;
+  spec.Namespace = r.string(job.Namespace, "Job.Namespace") || "default";
+  spec.Region = r.string(job.Region, "Job.Region") || "global";
+  spec.Type = type;
+  spec.Priority = r.int(job.Priority, "Job.Priority") || JOB_DEFAULT_PRIORITY;
+  spec.AllAtOnce = r.bool(job.AllAtOnce, "Job.AllAtOnce") ?? false;
+  spec.Datacenters = datacenters.length > 0 ? datacenters : ["*"];
+  // Nomad's node pool mutating hook: no pool is the default pool.
+  spec.NodePool = r.string(job.NodePool, "Job.NodePool") || "default";
+  spec.Constraints = constraints(r, job.Constraints, "Job.Constraints");
+  spec.TaskGroups = groups.map((g, i) =>
+    taskGroup(
+      r,
+      r.object(g, `Job.TaskGroups[${i}]`) ?? {},
+      `Job.TaskGroups[${i}]`,
+      type,
+      jobUpdate,
+      jobReschedule,
+      jobMigrate,
+    ),
+  );
+  spec.Update = jobUpdate;
+  spec.Periodic = r.object(job.Periodic, "Job.Periodic") ?? null;
+  spec.ParameterizedJob = r.object(job.ParameterizedJob, "Job.ParameterizedJob") ?? null;
+  spec.Meta = meta && Object.keys(meta).length > 0 ? meta : null;
+  spec.Stop = r.bool(job.Stop, "Job.Stop") ?? false;
+  spec.ParentID = r.string(job.ParentID, "Job.ParentID") ?? "";
+  if (r.errors.length > 0) throw new JobShapeError(r.errors[0]!);
+  ignored?.push(...r.ignored);
+  return withCanonicalScaling(spec as unknown as JobSpec);
 }
+
+/** Job fields checked for their kind but never taken from the caller. */
+const SERVER_DECIDED_JOB_FIELDS: ReadonlySet<string> = new Set([
+  "ConsulToken",
+  "VaultToken",
+  "Status",
+  "StatusDescription",
+  "Stable",
+  "Version",
+  "SubmitTime",
+  "CreateIndex",
+  "ModifyIndex",
+  "JobModifyIndex",
+  "Reschedule",
+  "Migrate",
+]);
 
 function constraints(r: Reader, v: unknown, path: string): Constraint[] | null {
   const list = r.array(v, path);
@@ -473,89 +478,80 @@ function taskGroup(
   const meta = r.stringMap(g.Meta, `${path}.Meta`);
   const tasks = r.array(g.Tasks, `${path}.Tasks`) ?? [];
   const consul = r.object(g.Consul, `${path}.Consul`);
-  return {
-    ...r.known(g, GROUP_FIELDS, path),
-    ...(consul
-      ? {
-          Consul: {
-            ...r.known(consul, CONSUL_FIELDS, `${path}.Consul`),
-            Namespace: r.string(consul.Namespace, `${path}.Consul.Namespace`) ?? "",
-          },
-        }
-      : {}),
-    Name: r.string(g.Name, `${path}.Name`) ?? "",
-    Count: count,
-    Update: update,
-    Migrate: migrate,
-    Constraints: constraints(r, g.Constraints, `${path}.Constraints`),
-    RestartPolicy: restart,
-    ReschedulePolicy: reschedule,
-    EphemeralDisk: disk
-      ? {
-          Sticky: r.bool(disk.Sticky, `${path}.EphemeralDisk.Sticky`) ?? false,
-          SizeMB: r.int(disk.SizeMB, `${path}.EphemeralDisk.SizeMB`) ?? DEFAULT_EPHEMERAL_DISK.SizeMB,
-          Migrate: r.bool(disk.Migrate, `${path}.EphemeralDisk.Migrate`) ?? false,
-        }
-      : DEFAULT_EPHEMERAL_DISK,
-    Tasks: tasks.map((t, i) =>
-      task(r, r.object(t, `${path}.Tasks[${i}]`) ?? {}, `${path}.Tasks[${i}]`, restart),
-    ),
-    Meta: meta && Object.keys(meta).length > 0 ? meta : null,
-    MaxClientDisconnect: r.int(g.MaxClientDisconnect, `${path}.MaxClientDisconnect`) ?? null,
-    StopAfterClientDisconnect:
-      r.int(g.StopAfterClientDisconnect, `${path}.StopAfterClientDisconnect`) ?? null,
-  };
+  const group = r.known(g, GROUP_FIELDS, path);
+  if (consul) {
+    const c = r.known(consul, CONSUL_FIELDS, `${path}.Consul`);
+    c.Namespace = r.string(consul.Namespace, `${path}.Consul.Namespace`) ?? "";
+    group.Consul = c;
+  }
+  group.Name = r.string(g.Name, `${path}.Name`) ?? "";
+  group.Count = count;
+  group.Update = update;
+  group.Migrate = migrate;
+  group.Constraints = constraints(r, g.Constraints, `${path}.Constraints`);
+  group.RestartPolicy = restart;
+  group.ReschedulePolicy = reschedule;
+  group.EphemeralDisk = disk
+    ? {
+        Sticky: r.bool(disk.Sticky, `${path}.EphemeralDisk.Sticky`) ?? false,
+        SizeMB: r.int(disk.SizeMB, `${path}.EphemeralDisk.SizeMB`) ?? DEFAULT_EPHEMERAL_DISK.SizeMB,
+        Migrate: r.bool(disk.Migrate, `${path}.EphemeralDisk.Migrate`) ?? false,
+      }
+    : DEFAULT_EPHEMERAL_DISK;
+  group.Tasks = tasks.map((t, i) =>
+    task(r, r.object(t, `${path}.Tasks[${i}]`) ?? {}, `${path}.Tasks[${i}]`, restart),
+  );
+  group.Meta = meta && Object.keys(meta).length > 0 ? meta : null;
+  group.MaxClientDisconnect = r.int(g.MaxClientDisconnect, `${path}.MaxClientDisconnect`) ?? null;
+  group.StopAfterClientDisconnect =
+    r.int(g.StopAfterClientDisconnect, `${path}.StopAfterClientDisconnect`) ?? null;
+  return group as unknown as TaskGroupSpec;
 }
 
 function task(r: Reader, t: Json, path: string, groupRestart: RestartPolicy): TaskSpec {
   const res = r.known(r.object(t.Resources, `${path}.Resources`) ?? {}, RESOURCE_FIELDS, `${path}.Resources`);
   const cores = r.int(res.Cores, `${path}.Resources.Cores`);
   const cpu = r.int(res.CPU, `${path}.Resources.CPU`);
-  const resources: TaskResources = {
-    ...res,
-    // Nomad: CPU defaults to 100 only when neither CPU nor cores is given.
-    CPU: cpu ?? (cores === undefined ? 100 : 0),
-    Cores: cores ?? 0,
-    MemoryMB: r.int(res.MemoryMB, `${path}.Resources.MemoryMB`) ?? 300,
-    MemoryMaxMB: r.int(res.MemoryMaxMB, `${path}.Resources.MemoryMaxMB`) ?? 0,
-    DiskMB: r.int(res.DiskMB, `${path}.Resources.DiskMB`) ?? 0,
-    IOPS: r.int(res.IOPS, `${path}.Resources.IOPS`) ?? 0,
-    Networks: r.array(res.Networks, `${path}.Resources.Networks`) ?? null,
-    Devices: r.array(res.Devices, `${path}.Resources.Devices`) ?? null,
-  };
+  // `res` is a fresh copy: the defaults go onto it as a spread would put them.
+  // Nomad: CPU defaults to 100 only when neither CPU nor cores is given.
+  res.CPU = cpu ?? (cores === undefined ? 100 : 0);
+  res.Cores = cores ?? 0;
+  res.MemoryMB = r.int(res.MemoryMB, `${path}.Resources.MemoryMB`) ?? 300;
+  res.MemoryMaxMB = r.int(res.MemoryMaxMB, `${path}.Resources.MemoryMaxMB`) ?? 0;
+  res.DiskMB = r.int(res.DiskMB, `${path}.Resources.DiskMB`) ?? 0;
+  res.IOPS = r.int(res.IOPS, `${path}.Resources.IOPS`) ?? 0;
+  res.Networks = r.array(res.Networks, `${path}.Resources.Networks`) ?? null;
+  res.Devices = r.array(res.Devices, `${path}.Resources.Devices`) ?? null;
+  const resources = res as unknown as TaskResources;
   const lifecycle = r.object(t.Lifecycle, `${path}.Lifecycle`);
   const hook = lifecycle ? (r.string(lifecycle.Hook, `${path}.Lifecycle.Hook`) ?? "") : "";
   const meta = r.stringMap(t.Meta, `${path}.Meta`);
   const identity = r.object(t.Identity, `${path}.Identity`);
-  return {
-    ...r.known(t, TASK_FIELDS, path),
-    ...(identity
-      ? {
-          Identity: {
-            ...r.known(identity, IDENTITY_FIELDS, `${path}.Identity`),
-            Env: r.bool(identity.Env, `${path}.Identity.Env`) ?? false,
-            File: r.bool(identity.File, `${path}.Identity.File`) ?? false,
-          },
-        }
-      : {}),
-    Name: r.string(t.Name, `${path}.Name`) ?? "",
-    Driver: r.string(t.Driver, `${path}.Driver`) ?? "",
-    Config: r.object(t.Config, `${path}.Config`) ?? null,
-    Constraints: constraints(r, t.Constraints, `${path}.Constraints`),
-    Resources: resources,
-    RestartPolicy: restartPolicy(
-      r,
-      r.object(t.RestartPolicy, `${path}.RestartPolicy`),
-      `${path}.RestartPolicy`,
-      groupRestart,
-    ),
-    KillTimeout: r.int(t.KillTimeout, `${path}.KillTimeout`) ?? 5 * SECOND,
-    LogConfig: r.object(t.LogConfig, `${path}.LogConfig`) ?? { MaxFiles: 10, MaxFileSizeMB: 10 },
-    Leader: r.bool(t.Leader, `${path}.Leader`) ?? false,
-    Lifecycle:
-      lifecycle && hook !== ""
-        ? { Hook: hook, Sidecar: r.bool(lifecycle.Sidecar, `${path}.Lifecycle.Sidecar`) ?? false }
-        : null,
-    Meta: meta && Object.keys(meta).length > 0 ? meta : null,
-  };
+  const out = r.known(t, TASK_FIELDS, path);
+  if (identity) {
+    const id = r.known(identity, IDENTITY_FIELDS, `${path}.Identity`);
+    id.Env = r.bool(identity.Env, `${path}.Identity.Env`) ?? false;
+    id.File = r.bool(identity.File, `${path}.Identity.File`) ?? false;
+    out.Identity = id;
+  }
+  out.Name = r.string(t.Name, `${path}.Name`) ?? "";
+  out.Driver = r.string(t.Driver, `${path}.Driver`) ?? "";
+  out.Config = r.object(t.Config, `${path}.Config`) ?? null;
+  out.Constraints = constraints(r, t.Constraints, `${path}.Constraints`);
+  out.Resources = resources;
+  out.RestartPolicy = restartPolicy(
+    r,
+    r.object(t.RestartPolicy, `${path}.RestartPolicy`),
+    `${path}.RestartPolicy`,
+    groupRestart,
+  );
+  out.KillTimeout = r.int(t.KillTimeout, `${path}.KillTimeout`) ?? 5 * SECOND;
+  out.LogConfig = r.object(t.LogConfig, `${path}.LogConfig`) ?? { MaxFiles: 10, MaxFileSizeMB: 10 };
+  out.Leader = r.bool(t.Leader, `${path}.Leader`) ?? false;
+  out.Lifecycle =
+    lifecycle && hook !== ""
+      ? { Hook: hook, Sidecar: r.bool(lifecycle.Sidecar, `${path}.Lifecycle.Sidecar`) ?? false }
+      : null;
+  out.Meta = meta && Object.keys(meta).length > 0 ? meta : null;
+  return out as unknown as TaskSpec;
 }

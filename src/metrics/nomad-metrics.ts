@@ -2,6 +2,7 @@ import type { Projections } from "../../projections/index.ts";
 import type { TaskGroupSummary } from "../../projections/jobs.ts";
 import type { Leadership } from "../leadership.ts";
 import type { SchedulerService } from "../services/scheduler/scheduler-service.ts";
+import { SCHEDULER_TYPES } from "../services/scheduler/worker-pool.ts";
 import type { Store } from "../store/store.ts";
 import { gcTotals } from "./gc-totals.ts";
 import type { Labels, Metrics } from "./metrics.ts";
@@ -89,6 +90,27 @@ export function registerNomadMetrics(metrics: Metrics, src: NomadMetricSources):
     "Evaluations blocked until capacity frees",
   );
   metrics.gauge(
+    "nomad.nomad.blocked_evals.total_escaped",
+    onLeader(() => src.scheduler.blockedEvals?.escapedCount ?? 0),
+    {},
+    "Blocked evaluations that could not tell node classes apart",
+  );
+  for (const type of SCHEDULER_TYPES) {
+    metrics.gauge(
+      `nomad.nomad.broker.${type}.ready`,
+      onLeader(() => src.scheduler.evalBroker?.statsOf(type).ready ?? 0),
+      {},
+      `Evaluations of type ${type} ready to be scheduled`,
+    );
+    metrics.gauge(
+      `nomad.nomad.broker.${type}.unacked`,
+      onLeader(() => src.scheduler.evalBroker?.statsOf(type).unacked ?? 0),
+      {},
+      `Evaluations of type ${type} being scheduled`,
+    );
+  }
+  registerPipelineMetrics(metrics, src.scheduler, onLeader);
+  metrics.gauge(
     "nomad.nomad.heartbeat.active",
     onLeader(() => src.heartbeats()),
     {},
@@ -129,4 +151,67 @@ export function registerNomadMetrics(metrics: Metrics, src: NomadMetricSources):
       `Allocations of a task group that are ${name}`,
     );
   }
+}
+
+/**
+ * The scheduler's pipeline: Nomad's plan queue depth, and its timings
+ * (nomad.nomad.worker.*, nomad.nomad.plan.*) recorded as they happen; how
+ * busy the workers are and what the plan queue's appends carried, which
+ * Nomad does not report.
+ */
+function registerPipelineMetrics(
+  metrics: Metrics,
+  scheduler: SchedulerService,
+  onLeader: (read: () => number) => () => number,
+): void {
+  scheduler.setMetrics(metrics);
+  const stats = () => scheduler.pipelineStats();
+  metrics.gauge(
+    "nomad.nomad.plan.queue_depth",
+    onLeader(() => stats().planQueue.depth),
+    {},
+    "Plans and evaluation updates waiting for the next append",
+  );
+  metrics.gauge(
+    "chronomad.scheduler.plan_queue.in_flight",
+    onLeader(() => stats().planQueue.inFlight),
+    {},
+    "Plans and evaluation updates in the append under way",
+  );
+  metrics.gauge(
+    "chronomad.scheduler.plan_queue.appends",
+    onLeader(() => stats().planQueue.appends),
+    {},
+    "Appends the plan queue made since leadership started",
+  );
+  metrics.gauge(
+    "chronomad.scheduler.plan_queue.records",
+    onLeader(() => stats().planQueue.records),
+    {},
+    "Records those appends carried",
+  );
+  metrics.gauge(
+    "chronomad.scheduler.plan_queue.submissions",
+    onLeader(() => stats().planQueue.submissions),
+    {},
+    "Plans and evaluation updates those appends carried",
+  );
+  metrics.gauge(
+    "chronomad.scheduler.workers",
+    onLeader(() => stats().workers),
+    {},
+    "Scheduler workers running",
+  );
+  metrics.gauge(
+    "chronomad.scheduler.workers_busy",
+    onLeader(() => stats().workersBusy),
+    {},
+    "Scheduler workers with an evaluation in hand",
+  );
+  metrics.gauge(
+    "chronomad.scheduler.worker_utilization",
+    onLeader(() => stats().workerUtilization),
+    {},
+    "Share of the last 10 s the workers had an evaluation in hand (1: they are behind, evaluations wait in the broker)",
+  );
 }

@@ -67,6 +67,25 @@ export class Counters {
   private readonly reasons = new Map<string, number>();
   allocUpdatesSent = 0;
   updateAllocCalls = 0;
+  /** Heartbeat round trips since beginWindow(), every one of them (a burst is short). */
+  private window: number[] | undefined;
+
+  /** Starts keeping every heartbeat round trip, for a phase's own percentiles (the placement burst). */
+  beginWindow(): void {
+    this.window = [];
+  }
+
+  /** Heartbeat round trips since beginWindow(); stops keeping them. */
+  endWindow(): { p50_ms: number; p99_ms: number; max_ms: number; count: number } {
+    const w = this.window ?? [];
+    this.window = undefined;
+    return {
+      p50_ms: percentile(w, 0.5),
+      p99_ms: percentile(w, 0.99),
+      max_ms: w.reduce((m, x) => Math.max(m, Math.round(x * 1000) / 1000), 0),
+      count: w.length,
+    };
+  }
 
   private stats(method: string): MethodStats {
     let s = this.methods.get(method);
@@ -83,6 +102,7 @@ export class Counters {
     s.bytesOut += bytesOut;
     s.bytesIn += bytesIn;
     s.sample(ms);
+    if (method === "Node.UpdateStatus") this.window?.push(ms);
     if (status < 200 || status >= 300) {
       s.errors++;
       this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);

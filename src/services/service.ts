@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { Projections } from "../../projections/index.ts";
 import type { ServerConfig } from "../config.ts";
 import type { Store } from "../store/store.ts";
-import type { Draft, Written } from "../store/writer.ts";
+import type { Writable, Written } from "../store/writer.ts";
 import type { Clock } from "../util/clock.ts";
 
 /** What a leader-only service is given when leadership starts. */
@@ -13,7 +13,7 @@ export interface ServiceContext {
   readonly clock: Clock;
   readonly logger: Logger;
   /** Appends events as the server itself and waits until they are applied. */
-  write(drafts: readonly Draft[]): Promise<Written>;
+  write(drafts: readonly Writable[]): Promise<Written>;
   /** True from the moment leadership was established (a fresh leader, not a restart of timers). */
   readonly failover: boolean;
 }

@@ -35,6 +35,8 @@ export interface ShutdownParts {
   readonly http: FastifyInstance;
   /** Nomad's RPC port; absent on a read-only server. */
   readonly rpc?: { close(): Promise<void> };
+  /** The scheduler threads: closed once the scheduler (a leader service) has stopped. */
+  readonly schedulerThreads?: { close(): Promise<void> };
   readonly events: EventHub;
   readonly watches: Watches;
   readonly store: Store;
@@ -68,6 +70,8 @@ export async function shutDown(parts: ShutdownParts, progress: ShutdownProgress)
   // must not be declared down by it.
   await step("stopping leader services", SERVICES_LIMIT_MS, () => parts.services.close());
   await step("leaving the leader election", ELECTION_LIMIT_MS, () => parts.election.close());
+  if (parts.schedulerThreads)
+    await step("stopping the scheduler threads", 2_000, () => parts.schedulerThreads!.close());
   // Before the HTTP API: the RPC port's calls run through the API's routes.
   if (parts.rpc) await step("closing the RPC port", 2_000, () => parts.rpc!.close());
   await step("closing the HTTP API", graceMs + 500, async () => {

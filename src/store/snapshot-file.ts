@@ -124,8 +124,18 @@ export class SnapshotFile {
   }
 }
 
-/** Decodes and checks a snapshot file's bytes; throws if anything is off. */
-export function decodeSnapshot(bytes: Buffer): SnapshotData {
+/** What a snapshot file's header frame says: the index, and per projection its tables and their row counts. */
+export interface SnapshotHeader {
+  readonly index: number;
+  readonly projections: readonly {
+    readonly name: string;
+    readonly version: number;
+    readonly tables: readonly { readonly name: string; readonly index: number; readonly count: number }[];
+  }[];
+}
+
+/** A snapshot file's frames, its checksum checked: the header, then the row frames (arrays of rows, by table). */
+export function snapshotFrames(bytes: Buffer): { header: SnapshotHeader; rowFrames: Buffer[] } {
   if (!bytes.subarray(0, MAGIC.length).equals(MAGIC)) throw new Error("not a chronomad snapshot");
   const frames: { start: number; body: Buffer }[] = [];
   for (let at = MAGIC.length; at < bytes.length; ) {
@@ -141,14 +151,12 @@ export function decodeSnapshot(bytes: Buffer): SnapshotData {
   if (!digest.equals(trailer.body)) throw new Error("checksum mismatch");
   const [headerFrame, ...rowFrames] = frames;
   if (!headerFrame) throw new Error("no header");
-  const header = unpackPlain(headerFrame.body) as {
-    index: number;
-    projections: {
-      name: string;
-      version: number;
-      tables: { name: string; index: number; count: number }[];
-    }[];
-  };
+  return { header: unpackPlain(headerFrame.body) as SnapshotHeader, rowFrames: rowFrames.map((f) => f.body) };
+}
+
+/** Decodes and checks a snapshot file's bytes; throws if anything is off. */
+export function decodeSnapshot(bytes: Buffer): SnapshotData {
+  const { header, rowFrames } = snapshotFrames(bytes);
   let next = 0;
   const projections = header.projections.map((p) => ({
     name: p.name,
@@ -158,7 +166,7 @@ export function decodeSnapshot(bytes: Buffer): SnapshotData {
       while (rows.length < t.count) {
         const f = rowFrames[next++];
         if (!f) throw new Error(`table ${t.name}: rows missing`);
-        for (const r of unpackPlain(f.body) as unknown[]) rows.push(r);
+        for (const r of unpackPlain(f) as unknown[]) rows.push(r);
       }
       return { name: t.name, index: t.index, rows };
     }),

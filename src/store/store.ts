@@ -20,13 +20,24 @@ export interface StoreOptions {
   readonly snapshotEvery?: number;
 }
 
-/** After each applied batch: the new applied index and the tables it changed. */
+/** After each applied batch: the new applied index, the tables it changed and the records, as the log gave them. */
 export interface AppliedBatch {
   readonly index: number;
   readonly tables: ReadonlySet<string>;
+  /** The batch's records (some may have been applied before: those at or below the previous index). */
+  readonly records: readonly LogRecord[];
 }
 
 const REJECTIONS_KEPT = 16_384;
+
+/**
+ * How long applying the log's tail may hold the event loop at a time. A
+ * batch that takes longer (a large plan, a bulk write) is applied over
+ * several turns, the rest waiting for the next one, so heartbeats and reads
+ * arriving meanwhile are served between records. Readers only ever see a
+ * prefix of the log: every record is applied whole.
+ */
+export const APPLY_SLICE_MS = 5;
 
 /**
  * Wires the log to the projections: applies every record strictly in index
@@ -53,6 +64,9 @@ export class Store {
   private readonly rejections: (Outcome | undefined)[] = new Array(REJECTIONS_KEPT);
   private readonly context: RecordContext;
   private tailSubscription: Subscription | undefined;
+  /** Batches from the tail not applied yet (the rest of a batch a slice ended in comes first). */
+  private readonly backlog: (readonly LogRecord[])[] = [];
+  private draining = false;
   private appliedTo = 0;
   private sinceSnapshot = 0;
   private snapshotting: Promise<void> | undefined;
@@ -132,7 +146,10 @@ export class Store {
     // A store of the past stops at its index; only the live one follows the log.
     if (options.until !== undefined) return;
     this.tailSubscription = this.options.log.tail(this.appliedTo + 1).subscribe({
-      next: (batch) => this.applyBatch(batch),
+      next: (batch) => {
+        this.backlog.push(batch);
+        if (!this.draining) this.drain();
+      },
       error: (err: Error) => this.fail(err),
     });
   }
@@ -160,10 +177,14 @@ export class Store {
     }
   }
 
-  /** Encodes and appends envelopes as one contiguous run; resolves once durable. */
-  async append(envelopes: readonly Envelope[]): Promise<AppendResult> {
+  /**
+   * Encodes and appends envelopes as one contiguous run; resolves once
+   * durable. An entry given as bytes was encoded already (a plan a scheduler
+   * thread computed) and goes as it is.
+   */
+  async append(envelopes: readonly (Envelope | Uint8Array)[]): Promise<AppendResult> {
     if (this.failure) throw this.failure;
-    const bytes = envelopes.map((e) => this.options.codec.encode(e));
+    const bytes = envelopes.map((e) => (e instanceof Uint8Array ? e : this.options.codec.encode(e)));
     return this.options.log.append(bytes);
   }
 
@@ -224,6 +245,7 @@ export class Store {
   async stop(): Promise<void> {
     this.tailSubscription?.unsubscribe();
     this.tailSubscription = undefined;
+    this.backlog.length = 0;
     await this.snapshotting;
     this.waiters.rejectAll(new Error("store stopped"));
   }
@@ -233,30 +255,57 @@ export class Store {
     return rejected?.index === index ? rejected : { index, status: "applied" };
   }
 
-  private applyBatch(batch: readonly LogRecord[]): void {
-    if (this.failure) return;
+  /** Applies the tail's backlog for up to APPLY_SLICE_MS, and the rest on a later turn. */
+  private drain(): void {
+    this.draining = true;
+    const deadline = performance.now() + APPLY_SLICE_MS;
+    while (this.backlog.length > 0 && !this.failure) {
+      const batch = this.backlog[0]!;
+      const applied = this.applyBatch(batch, deadline);
+      if (applied < batch.length) this.backlog[0] = batch.slice(applied);
+      else this.backlog.shift();
+      if (this.backlog.length > 0 && performance.now() >= deadline) {
+        setImmediate(() => this.drain());
+        return;
+      }
+    }
+    this.draining = false;
+  }
+
+  /**
+   * Applies `batch` in order, stopping after the record that passes
+   * `deadline`; returns how many of its records it went through. Then
+   * releases the writers waiting on them and publishes what changed.
+   */
+  private applyBatch(batch: readonly LogRecord[], deadline = Number.POSITIVE_INFINITY): number {
+    if (this.failure) return batch.length;
     const touched = new Set<string>();
     this.context.touched = touched;
+    let n = 0;
     try {
-      for (const record of batch) {
+      while (n < batch.length) {
+        const record = batch[n++]!;
         if (record.index <= this.appliedTo) continue;
         if (record.index !== this.appliedTo + 1) {
           throw new Error(`log gap: expected index ${this.appliedTo + 1}, got ${record.index}`);
         }
         this.applyRecord(record);
         this.appliedTo = record.index;
+        if (deadline !== Number.POSITIVE_INFINITY && performance.now() >= deadline) break;
       }
     } catch (err) {
       this.fail(err as Error);
-      return;
+      return batch.length;
     }
-    this.sinceSnapshot += batch.length;
+    const records = n === batch.length ? batch : batch.slice(0, n);
+    this.sinceSnapshot += n;
     this.waiters.release(this.appliedTo, (i) => this.outcome(i));
-    if (this.applied.observed) this.applied.next({ index: this.appliedTo, tables: touched });
+    if (this.applied.observed) this.applied.next({ index: this.appliedTo, tables: touched, records });
     const every = this.options.snapshotEvery ?? 0;
     if (every > 0 && this.sinceSnapshot >= every) {
       this.snapshot().catch((err: Error) => this.options.logger.error({ err }, "snapshot failed"));
     }
+    return n;
   }
 
   private applyRecord(record: LogRecord): void {

@@ -107,6 +107,7 @@ describe("chronomad serve restarts", () => {
       expect(steps).toEqual([
         "stopping leader services",
         "leaving the leader election",
+        "stopping the scheduler threads",
         "closing the RPC port",
         "closing the HTTP API",
         "flushing the log and writing the snapshot",

@@ -7,6 +7,10 @@ import { allSchemas } from "../../streams/index.ts";
 import { compactPlanSample } from "./job-samples.ts";
 
 const FIXTURE = join(import.meta.dirname, "../fixtures/events/AllocsPlanApplied.v1.compact.msgpack");
+const WITH_INDEX = join(
+  import.meta.dirname,
+  "../fixtures/events/AllocsPlanApplied.v1.snapshot-index.msgpack",
+);
 const codec = new EnvelopeCodec(allSchemas);
 
 describe("the scheduler's compact plan record", () => {
@@ -19,6 +23,20 @@ describe("the scheduler's compact plan record", () => {
     const pinned = await readFile(FIXTURE);
     expect(Buffer.from(bytes).toString("hex")).toBe(pinned.toString("hex"));
     expect(codec.decode(pinned)).toEqual(compactPlanSample);
+  });
+
+  it("carries the index its plan was computed at, pinned on its own (records without it stay as they were)", async () => {
+    const { EvalID, PlanID, ...rest } = compactPlanSample.data;
+    const sample = { ...compactPlanSample, data: { EvalID, PlanID, SnapshotIndex: 4_093, ...rest } };
+    const bytes = codec.encode(sample);
+    if (process.env.UPDATE_GOLDEN === "1" && !existsSync(WITH_INDEX)) await writeFile(WITH_INDEX, bytes);
+    expect(
+      existsSync(WITH_INDEX),
+      `missing ${WITH_INDEX}: run UPDATE_GOLDEN=1 npx vitest run test/codec`,
+    ).toBe(true);
+    expect(Buffer.from(bytes).toString("hex")).toBe((await readFile(WITH_INDEX)).toString("hex"));
+    expect(codec.decode(await readFile(WITH_INDEX)).data).toEqual(sample.data);
+    expect(codec.decode(await readFile(FIXTURE)).data).not.toHaveProperty("SnapshotIndex");
   });
 
   it("leaves the full-spec v1 record readable as it was (the new fields are optional)", async () => {

@@ -6,7 +6,7 @@ import { Keyring } from "../../src/keyring/keyring.ts";
 import { KeyringInitializer } from "../../src/keyring/keyring-initializer.ts";
 import { Keystore } from "../../src/keyring/keystore.ts";
 import type { ServiceContext } from "../../src/services/service.ts";
-import { type Draft, type Written, writeEvents } from "../../src/store/writer.ts";
+import { type Draft, type Writable, type Written, writeEvents } from "../../src/store/writer.ts";
 import { VirtualClock } from "../../src/util/clock.ts";
 import type { RootKeyCreated } from "../../streams/keyring.ts";
 import { AT, memoryStore } from "../projections/memory-store.ts";
@@ -29,13 +29,13 @@ const otherLeadersKey: Draft = {
 describe("KeyringInitializer", () => {
   const tempDir = useTempDirs();
 
-  async function setUp(write?: (drafts: readonly Draft[], plain: typeof writeEvents) => Promise<Written>) {
+  async function setUp(write?: (drafts: readonly Writable[], plain: typeof writeEvents) => Promise<Written>) {
     const { store, tables } = await memoryStore();
     const keyring = new Keyring();
     const keystore = Keystore.inDataDir(await tempDir());
     const clock = new VirtualClock(AT);
     const actor = { kind: "server", id: "s1" } as const;
-    const plain = (drafts: readonly Draft[]) => writeEvents(store, AT, actor, drafts);
+    const plain = (drafts: readonly Writable[]) => writeEvents(store, AT, actor, drafts);
     const ctx: ServiceContext = {
       config: {} as ServerConfig,
       store,
@@ -52,7 +52,7 @@ describe("KeyringInitializer", () => {
   it("keeps the material before the key reaches the log", async () => {
     let seen: { inKeyring: boolean; inKeystore: boolean } | undefined;
     const t = await setUp(async (drafts, write) => {
-      const id = (drafts[0]!.data as RootKeyCreated).Meta.KeyID;
+      const id = ((drafts[0] as Draft).data as RootKeyCreated).Meta.KeyID;
       seen = { inKeyring: t.keyring.has(id), inKeystore: (await t.keystore.load(id)) !== undefined };
       return write(t.store, AT, { kind: "server", id: "s1" }, drafts);
     });

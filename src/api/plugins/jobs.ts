@@ -30,6 +30,7 @@ import {
   textQuery,
   WRITE_REQUEST_FIELDS,
 } from "../request-schemas.ts";
+import { withQueryMeta } from "../write-answer.ts";
 
 const readQuery = textQuery(...LIST_PARAMS, "meta", "all", "diffs", ...COMMON_READ_PARAMS);
 
@@ -123,7 +124,7 @@ export const jobsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
   /** Nomad's job write replies carry the RPC's QueryMeta fields beside the index. */
   const writeAnswer = <A extends { readonly Index: number }>(reply: FastifyReply, answer: A) => {
     reply.header("X-Nomad-Index", String(answer.Index));
-    return { ...answer, LastContact: 0, KnownLeader: ctx.leadership.leaderAddress() !== "", NextToken: "" };
+    return withQueryMeta(answer, ctx.leadership.leaderAddress() !== "");
   };
 
   const register = async (request: FastifyRequest, pathID: string | undefined) => {

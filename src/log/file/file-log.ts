@@ -30,6 +30,9 @@ export interface Segment {
   readonly index: SparseIndex;
 }
 
+/** Resolves a durable group's appenders and hands its records to the tail (or rejects them all). */
+type Publish = () => void;
+
 interface PendingAppend {
   readonly records: readonly Uint8Array[];
   readonly frameBytes: number;
@@ -108,12 +111,22 @@ export async function openFileLog(dir: string, options: FileLogOptions = {}): Pr
  * Appends go through a group commit: while one write + fdatasync is in
  * flight, new batches queue up; the next commit takes the whole queue as one
  * buffer, one write and one fdatasync, and resolves each batch with its own
- * range once that fdatasync returns. Throughput under concurrency then grows
- * with the queue instead of being capped at one fsync per append, and a lone
+ * range once that fdatasync returns. Throughput under concurrency then grows with
+ * the queue instead of being capped at one fsync per append, and a lone
  * appender pays for exactly one write and one fdatasync.
  *
+ * One group is written at a time. Once it is durable, the next group's
+ * write goes out before the durable one is published: publishing applies
+ * its records (the store follows the tail synchronously) and answers its
+ * appenders, and that event-loop work then overlaps the disk's work on the
+ * next group instead of adding to it. (Two groups written at once would
+ * spare the second one a wait, but a crash could then leave it whole behind
+ * a torn first one, which recovery must take for damage to acknowledged
+ * records rather than for a torn tail.)
+ *
  * Only durable state is visible: lastIndex(), read() and tail() never see a
- * record before its commit is synced (or written, with fsync "never").
+ * record before its commit is synced (or written, with fsync "never"), nor
+ * before every record ahead of it is.
  */
 export class FileLog implements EventLog {
   readonly url: string;
@@ -122,6 +135,10 @@ export class FileLog implements EventLog {
   private readonly indexInterval: number;
   private queue: PendingAppend[] = [];
   private flushing: Promise<void> | undefined;
+  /** Where the next group goes in the active segment: past the write in flight, if any. */
+  private writeEnd: number;
+  /** The index of the first record of the next group. */
+  private nextIndex: number;
   private durableLast: number;
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -143,6 +160,8 @@ export class FileLog implements EventLog {
     this.indexInterval = options.indexIntervalBytes ?? DEFAULT_INDEX_INTERVAL;
     const last = segments[segments.length - 1];
     this.durableLast = last ? last.firstIndex + last.records - 1 : 0;
+    this.nextIndex = this.durableLast + 1;
+    this.writeEnd = last?.end ?? 0;
   }
 
   append(records: readonly Uint8Array[]): Promise<AppendResult> {
@@ -164,56 +183,99 @@ export class FileLog implements EventLog {
     });
   }
 
+  /** Commits the queue, group after group: the next group's write goes out before the last one is published. */
   private async flush(): Promise<void> {
     try {
-      while (this.queue.length > 0) {
-        const group = this.queue;
-        this.queue = [];
-        await this.commit(group);
+      let persisting = this.persistQueued();
+      while (persisting) {
+        const publish = await persisting;
+        persisting = this.persistQueued();
+        publish();
+        // Publishing may itself have queued appends: applying a record runs
+        // services that write, synchronously, while this flush is still on.
+        persisting ??= this.persistQueued();
       }
     } finally {
       this.flushing = undefined;
     }
   }
 
-  /** One group commit: every queued batch in one write and one fdatasync, in queue order. */
-  private async commit(group: PendingAppend[]): Promise<void> {
-    if (this.failure) {
-      for (const p of group) p.reject(this.failure);
-      return;
-    }
+  /** Starts writing what is queued, if anything is. */
+  private persistQueued(): Promise<Publish> | undefined {
+    if (this.queue.length === 0) return undefined;
+    const group = this.queue;
+    this.queue = [];
+    return this.persist(group);
+  }
+
+  /**
+   * Writes one group (every queued batch in one write and one fdatasync, in
+   * queue order) and resolves, once it is durable, with what publishes it.
+   * The write is issued before this returns unless a new segment has to be
+   * made first. Never rejects: a failure is published as the rejection of
+   * the group's appenders.
+   */
+  private persist(group: PendingAppend[]): Promise<Publish> {
+    if (this.failure) return Promise.resolve(this.rejecting(group));
+    const current = this.segments[this.segments.length - 1];
+    if (current && this.activeHandle && this.hasRoom(current)) return this.writeGroup(group, current);
+    return this.writableSegment().then(
+      (seg) => this.writeGroup(group, seg),
+      (err: unknown) => {
+        this.fail(err, this.dir);
+        return this.rejecting(group);
+      },
+    );
+  }
+
+  private async writeGroup(group: PendingAppend[], seg: Segment): Promise<Publish> {
     let frameBytes = 0;
-    for (const p of group) frameBytes += p.frameBytes;
-    let seg: Segment | undefined;
+    let records = 0;
+    for (const p of group) {
+      frameBytes += p.frameBytes;
+      records += p.records.length;
+    }
+    const firstIndex = this.nextIndex;
+    const offset = this.writeEnd;
+    this.nextIndex += records;
+    this.writeEnd += frameBytes;
     try {
-      seg = await this.writableSegment();
-      const firstIndex = this.durableLast + 1;
-      const { buf, records, indexEntries } = encodeCommit(
+      const { buf, indexEntries } = encodeCommit(
         group.map((p) => p.records),
         frameBytes,
         firstIndex,
-        seg.end,
+        offset,
         this.indexInterval,
       );
-      await writeFully(this.activeHandle!, buf, seg.end);
+      await writeFully(this.activeHandle!, buf, offset);
       if (this.syncEachCommit) await this.activeHandle!.datasync();
-
-      for (let i = 0; i < indexEntries.length; i += 2) seg.index.note(indexEntries[i]!, indexEntries[i + 1]!);
-      seg.records += records;
-      seg.end += frameBytes;
-      this.durableLast = firstIndex + records - 1;
-      let next = firstIndex;
-      for (const p of group) {
-        p.resolve({ first: next, last: next + p.records.length - 1 });
-        next += p.records.length;
-      }
-      // Tail subscribers get views into the commit buffer (never reused), not copies.
-      if (this.live.observed)
-        for (const batch of recordsOfCommit(buf, firstIndex, DEFAULT_BATCH)) this.live.next(batch);
+      // lastIndex() moves past the group in the same synchronous step as the tail gets it.
+      return () => {
+        for (let i = 0; i < indexEntries.length; i += 2)
+          seg.index.note(indexEntries[i]!, indexEntries[i + 1]!);
+        seg.records += records;
+        seg.end += frameBytes;
+        this.durableLast = firstIndex + records - 1;
+        let next = firstIndex;
+        for (const p of group) {
+          p.resolve({ first: next, last: next + p.records.length - 1 });
+          next += p.records.length;
+        }
+        // Tail subscribers get views into the commit buffer (never reused), not copies.
+        if (this.live.observed)
+          for (const batch of recordsOfCommit(buf, firstIndex, DEFAULT_BATCH)) this.live.next(batch);
+      };
     } catch (err) {
-      this.fail(err, seg?.path ?? this.dir);
-      for (const p of group) p.reject(this.failure);
+      this.fail(err, seg.path);
+      return this.rejecting(group);
     }
+  }
+
+  private rejecting(group: readonly PendingAppend[]): Publish {
+    const failure = this.failure;
+    return () => {
+      for (const p of group) p.reject(failure);
+    };
   }
 
   private fail(err: unknown, path: string): void {
@@ -229,11 +291,19 @@ export class FileLog implements EventLog {
     this.live.error(this.failure);
   }
 
+  /**
+   * Whether the next group may go in `seg`, the active one (a segment takes
+   * at least one group). Asked before the group ahead is published: by the
+   * bytes written, not by the bytes published.
+   */
+  private hasRoom(seg: Segment): boolean {
+    return this.writeEnd < this.segmentBytes || (seg.records === 0 && this.writeEnd === seg.end);
+  }
+
   /** The segment the next commit goes to: the current one, or a new one once it has passed segmentBytes. */
   private async writableSegment(): Promise<Segment> {
     const current = this.segments[this.segments.length - 1];
-    const hasRoom = current && (current.end < this.segmentBytes || current.records === 0);
-    if (current && hasRoom && this.activeHandle) return current;
+    if (current && this.hasRoom(current) && this.activeHandle) return current;
     if (this.activeHandle) {
       // Sealed segments are synced even with fsync "never", so that only the
       // last segment can ever need recovery.
@@ -241,7 +311,8 @@ export class FileLog implements EventLog {
       await this.activeHandle.close();
       this.activeHandle = undefined;
     }
-    const firstIndex = this.durableLast + 1;
+    // The group ahead may be written but not yet published: nextIndex, not durableLast.
+    const firstIndex = this.nextIndex;
     const path = join(this.dir, segmentFileName(firstIndex));
     const fh = await open(path, "wx");
     const header = encodeSegmentHeader(firstIndex);
@@ -264,6 +335,7 @@ export class FileLog implements EventLog {
       index: new SparseIndex(this.indexInterval),
     };
     this.segments.push(seg);
+    this.writeEnd = seg.end;
     return seg;
   }
 

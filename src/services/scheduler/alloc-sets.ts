@@ -49,9 +49,11 @@ export function allocIndex(name: string): number {
 
 export const allocName = (jobID: string, group: string, index: number) => `${jobID}.${group}[${index}]`;
 
-/** Nomad's NameOrder: by name index. */
+/** Nomad's NameOrder: by name index (each name parsed once; the sort is stable, ties keep the set's order). */
 export function nameOrder(s: AllocSet): AllocRow[] {
-  return [...s.values()].sort((a, b) => allocIndex(a.Name) - allocIndex(b.Name));
+  const keyed = [...s.values()].map((a) => ({ a, i: allocIndex(a.Name) }));
+  keyed.sort((x, y) => x.i - y.i);
+  return keyed.map((k) => k.a);
 }
 
 /**

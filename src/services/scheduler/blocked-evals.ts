@@ -32,6 +32,11 @@ export class BlockedEvals {
     return this.captured.size + this.escaped.size;
   }
 
+  /** Blocked evaluations that could not tell node classes apart (Nomad's TotalEscaped). */
+  get escapedCount(): number {
+    return this.escaped.size;
+  }
+
   setEnabled(enabled: boolean): void {
     if (this.enabled === enabled) return;
     this.enabled = enabled;

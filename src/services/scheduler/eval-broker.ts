@@ -92,6 +92,13 @@ export class EvalBroker {
     return { ready, unacked: this.unacked.size, delayed: this.delayed.size, pending };
   }
 
+  /** Nomad's per-scheduler broker stats (ByScheduler): ready and in-flight evaluations of one type. */
+  statsOf(type: string): { ready: number; unacked: number } {
+    let unacked = 0;
+    for (const u of this.unacked.values()) if (u.evaluation.Type === type) unacked++;
+    return { ready: this.ready.get(type)?.size ?? 0, unacked };
+  }
+
   /** Nomad's SetEnabled: disabling drops everything (it is rebuilt from the evals table on enable). */
   setEnabled(enabled: boolean): void {
     if (this.enabled === enabled) return;

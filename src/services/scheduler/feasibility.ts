@@ -8,28 +8,45 @@ import { inJobPlacement, isReadyNode } from "./ready-nodes.ts";
 
 const constraintString = (c: Constraint) => `${c.LTarget} ${c.Operand} ${c.RTarget}`;
 
+/** Nomad's reason for a node skipped because its computed class already failed. */
+export const CLASS_INELIGIBLE = "computed class ineligible";
+
+/** What is checked of one task group, worked out once per evaluation. */
+interface GroupChecks {
+  readonly constraints: readonly Constraint[];
+  /** Nomad's tgEscapedConstraints: a verdict for one node says nothing of its class. */
+  readonly escaped: boolean;
+  readonly distinctHosts: boolean;
+  /** Computed class → whether the group can run there (Nomad's EvalEligibility.taskGroups). */
+  readonly byClass: Map<string, boolean>;
+}
+
 /**
- * Nomad's feasibility checks for one evaluation: datacenter, readiness,
- * job and group constraints, task drivers, distinct_hosts. Verdicts that
- * depend only on what a node's computed class captures are cached per class
- * (Nomad's EvalEligibility), so thousands of identical nodes cost one check;
- * constraints on `unique.` properties escape the cache.
+ * Nomad's feasibility checks for one evaluation (its FeasibilityWrapper):
+ * datacenter, readiness, job and group constraints, task drivers, then
+ * distinct_hosts. Verdicts that depend only on what a node's computed class
+ * captures are cached per class (Nomad's EvalEligibility), so thousands of
+ * identical nodes cost one check; constraints on `unique.` properties escape
+ * the cache, and distinct_hosts depends on the plan so it is never cached.
  */
 export class Feasibility {
   private readonly jobByClass = new Map<string, boolean>();
-  private readonly groupByClass = new Map<string, Map<string, boolean>>();
+  private readonly groups = new Map<string, GroupChecks>();
   private readonly jobEscaped: boolean;
-  private readonly groupEscaped = new Map<string, boolean>();
   private readonly jobConstraints: readonly Constraint[];
+  private readonly jobDistinctHosts: boolean;
 
   constructor(private readonly job: JobRow) {
     this.jobConstraints = job.Constraints ?? [];
     this.jobEscaped = this.jobConstraints.some(escapes);
+    this.jobDistinctHosts = this.jobConstraints.some(isDistinctHosts);
   }
 
   /** Whether some verdict could not be cached by class (Nomad's HasEscaped). */
   get escaped(): boolean {
-    return this.jobEscaped || [...this.groupEscaped.values()].some((e) => e);
+    if (this.jobEscaped) return true;
+    for (const g of this.groups.values()) if (g.escaped) return true;
+    return false;
   }
 
   /** Whether the node is one the job may run on at all: ready, eligible, not draining, in its datacenters and node pool. */
@@ -37,92 +54,102 @@ export class Feasibility {
     return isReadyNode(node) && inJobPlacement(this.job, node);
   }
 
-  /** Checks `node` for `tg`, counting a refusal in `metric`. */
+  /** Checks `node` for `tg`, counting a refusal in `metric`; distinct_hosts too when given the node's proposed `use`. */
   feasible(node: NodeRow, tg: TaskGroupSpec, use: NodeUse | undefined, metric: AllocMetric): boolean {
-    if (!this.jobFeasible(node, metric)) return false;
-    if (!this.groupFeasible(node, tg, metric)) return false;
-    if (use && !this.distinctHosts(tg, use, metric)) return false;
+    if (!this.constraintsFeasible(node, tg, metric)) return false;
+    if (use && !this.distinctHosts(node, tg, use, metric)) return false;
     return true;
+  }
+
+  /** The checks a node's computed class decides (Nomad's wrapped job and group checkers), counting a refusal. */
+  constraintsFeasible(node: NodeRow, tg: TaskGroupSpec, metric: AllocMetric): boolean {
+    return this.jobFeasible(node, metric) && this.groupFeasible(node, tg, this.groupChecks(tg), metric);
+  }
+
+  /** Whether every verdict of {@link constraintsFeasible} for `tg` holds for the node's whole computed class. */
+  cacheable(tg: TaskGroupSpec): boolean {
+    return !this.jobEscaped && !this.groupChecks(tg).escaped;
+  }
+
+  /** Whether a distinct_hosts constraint applies to `tg` (its own or the job's). */
+  hasDistinctHosts(tg: TaskGroupSpec): boolean {
+    return this.jobDistinctHosts || this.groupChecks(tg).distinctHosts;
+  }
+
+  private groupChecks(tg: TaskGroupSpec): GroupChecks {
+    let g = this.groups.get(tg.Name);
+    if (!g) {
+      const constraints = groupConstraints(tg);
+      g = {
+        constraints,
+        escaped: constraints.some(escapes),
+        distinctHosts: (tg.Constraints ?? []).some(isDistinctHosts),
+        byClass: new Map(),
+      };
+      this.groups.set(tg.Name, g);
+    }
+    return g;
   }
 
   private jobFeasible(node: NodeRow, metric: AllocMetric): boolean {
     const cls = node.ComputedClass;
-    if (!this.jobEscaped && cls) {
+    const cacheable = !this.jobEscaped && cls !== "";
+    if (cacheable) {
       const cached = this.jobByClass.get(cls);
-      if (cached !== undefined) {
-        if (!cached) metric.filterClass(cls);
-        return cached;
-      }
+      if (cached === false) metric.filterNode(node.NodeClass, CLASS_INELIGIBLE);
+      if (cached !== undefined) return cached;
     }
     let ok = true;
     for (const c of this.jobConstraints) {
       if (!meetsConstraint(c, node)) {
-        metric.filterConstraint(constraintString(c));
+        metric.filterNode(node.NodeClass, constraintString(c));
         ok = false;
         break;
       }
     }
-    if (!this.jobEscaped && cls) this.jobByClass.set(cls, ok);
+    if (cacheable) this.jobByClass.set(cls, ok);
     return ok;
   }
 
-  private groupFeasible(node: NodeRow, tg: TaskGroupSpec, metric: AllocMetric): boolean {
-    let escaped = this.groupEscaped.get(tg.Name);
-    if (escaped === undefined) {
-      escaped = groupConstraints(tg).some(escapes);
-      this.groupEscaped.set(tg.Name, escaped);
-    }
+  private groupFeasible(node: NodeRow, tg: TaskGroupSpec, g: GroupChecks, metric: AllocMetric): boolean {
     const cls = node.ComputedClass;
-    let byClass = this.groupByClass.get(tg.Name);
-    if (!byClass) {
-      byClass = new Map();
-      this.groupByClass.set(tg.Name, byClass);
+    const cacheable = !g.escaped && cls !== "";
+    if (cacheable) {
+      const cached = g.byClass.get(cls);
+      if (cached === false) metric.filterNode(node.NodeClass, CLASS_INELIGIBLE);
+      if (cached !== undefined) return cached;
     }
-    if (!escaped && cls) {
-      const cached = byClass.get(cls);
-      if (cached !== undefined) {
-        if (!cached) metric.filterClass(cls);
-        return cached;
+    // Nomad's order: drivers first (the cheaper check), then constraints.
+    let ok = hasDrivers(node, tg);
+    if (!ok) metric.filterNode(node.NodeClass, "missing drivers");
+    else {
+      for (const c of g.constraints) {
+        if (!meetsConstraint(c, node)) {
+          metric.filterNode(node.NodeClass, constraintString(c));
+          ok = false;
+          break;
+        }
       }
     }
-    let ok = true;
-    for (const c of groupConstraints(tg)) {
-      if (!meetsConstraint(c, node)) {
-        metric.filterConstraint(constraintString(c));
-        ok = false;
-        break;
-      }
-    }
-    if (ok && !hasDrivers(node, tg)) {
-      metric.filterConstraint("missing drivers");
-      ok = false;
-    }
-    if (!escaped && cls) byClass.set(cls, ok);
+    if (cacheable) g.byClass.set(cls, ok);
     return ok;
   }
 
   /** Nomad's DistinctHostsIterator, against what the node would run with the plan. */
-  private distinctHosts(tg: TaskGroupSpec, use: NodeUse, metric: AllocMetric): boolean {
-    const jobLevel = this.jobConstraints.some((c) => c.Operand === "distinct_hosts" && c.RTarget !== "false");
-    const groupLevel = (tg.Constraints ?? []).some(
-      (c) => c.Operand === "distinct_hosts" && c.RTarget !== "false",
-    );
-    if (jobLevel && use.count(this.job.ID) > 0) {
-      metric.filterConstraint("distinct_hosts");
-      return false;
-    }
-    if (groupLevel && use.count(this.job.ID, tg.Name) > 0) {
-      metric.filterConstraint("distinct_hosts");
-      return false;
-    }
-    return true;
+  distinctHosts(node: NodeRow, tg: TaskGroupSpec, use: NodeUse, metric: AllocMetric): boolean {
+    const g = this.groupChecks(tg);
+    const taken =
+      (this.jobDistinctHosts && use.count(this.job.ID) > 0) ||
+      (g.distinctHosts && use.count(this.job.ID, tg.Name) > 0);
+    if (taken) metric.filterNode(node.NodeClass, "distinct_hosts");
+    return !taken;
   }
 
   /** Nomad's EvalEligibility.GetClasses: per computed class, whether the job could run there. */
   classEligibility(): Record<string, boolean> {
     const out: Record<string, boolean> = {};
-    for (const byClass of this.groupByClass.values()) {
-      for (const [cls, ok] of byClass) {
+    for (const g of this.groups.values()) {
+      for (const [cls, ok] of g.byClass) {
         if (ok) out[cls] = true;
         else if (!(cls in out)) out[cls] = false;
       }
@@ -135,6 +162,8 @@ export class Feasibility {
     return out;
   }
 }
+
+const isDistinctHosts = (c: Constraint) => c.Operand === "distinct_hosts" && c.RTarget !== "false";
 
 function groupConstraints(tg: TaskGroupSpec): Constraint[] {
   const all = [...(tg.Constraints ?? [])];

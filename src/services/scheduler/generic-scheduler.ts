@@ -9,7 +9,7 @@ import { type EvaluationSpec, ZERO_TIME } from "../../../streams/evals.ts";
 import type { TaskGroupSpec } from "../../../streams/jobs.ts";
 import { Feasibility } from "./feasibility.ts";
 import type { AllocMetric } from "./metrics.ts";
-import { Plan } from "./plan.ts";
+import { Plan, type PlannedAlloc } from "./plan.ts";
 import { inJobPlacement } from "./ready-nodes.ts";
 import { type DestructiveResult, type PlaceResult, Reconciler, type UpdateKind } from "./reconciler.ts";
 import { rescheduleTrackerFor } from "./reschedule.ts";
@@ -20,10 +20,11 @@ import {
   penaltyNodes,
   type ScheduleOutcome,
   type SchedulerContext,
-  taintedNodes,
+  taintedNodesSteps,
   updateNonTerminalAllocsToLost,
 } from "./scheduler-context.ts";
-import { PlacementStack } from "./stack.ts";
+import { runSliced, runToEnd, type Steps } from "./slices.ts";
+import { PlacementStack, type SelectOptions } from "./stack.ts";
 import { tasksUpdated } from "./tasks-updated.ts";
 
 export interface GenericOptions {
@@ -43,6 +44,29 @@ export function scheduleGeneric(
   evaluation: EvaluationSpec,
   options: GenericOptions,
 ): ScheduleOutcome {
+  return runToEnd(genericSteps(ctx, evaluation, options));
+}
+
+/**
+ * {@link scheduleGeneric} in slices of a few milliseconds, the event loop
+ * served between them: a job of thousands of allocations does not hold it
+ * for the whole computation. Same outcome when the tables do not change
+ * meanwhile (see {@link runSliced} for when they do).
+ */
+export function scheduleGenericSliced(
+  ctx: SchedulerContext,
+  evaluation: EvaluationSpec,
+  options: GenericOptions,
+): Promise<ScheduleOutcome> {
+  return runSliced(genericSteps(ctx, evaluation, options));
+}
+
+/** The pass as steps, for a driver of one's own (a benchmark timing each slice). */
+export function* genericSteps(
+  ctx: SchedulerContext,
+  evaluation: EvaluationSpec,
+  options: GenericOptions,
+): Steps<ScheduleOutcome> {
   const { tables } = ctx;
   const key = jobKey(evaluation.Namespace, evaluation.JobID);
   const job = options.job ?? tables.jobs.get(key);
@@ -54,8 +78,11 @@ export function scheduleGeneric(
     ? undefined
     : latestDeployment(tables.deployments, evaluation.Namespace, evaluation.JobID);
   const allocs = tables.allocs.by("job", key);
-  const tainted = taintedNodes(tables, allocs);
+  // Pause points around the passes over every allocation of the job (each is a few ms at 10,000).
+  yield;
+  const tainted = yield* taintedNodesSteps(tables, allocs);
   updateNonTerminalAllocsToLost(plan, tainted, allocs);
+  yield;
 
   const feasibility = job && !stopped ? new Feasibility(job) : undefined;
   let stack: PlacementStack | undefined;
@@ -64,10 +91,27 @@ export function scheduleGeneric(
     return stack;
   };
 
+  // Allocations of one job version share its Job object: one comparison per version and group, not per allocation.
+  const updatedByVersion = new Map<string, WeakMap<object, boolean>>();
+  const updated = (tg: TaskGroupSpec, existing: AllocRow): boolean => {
+    const version = existing.Job;
+    if (!version) return tasksUpdated(tg, version);
+    let byVersion = updatedByVersion.get(tg.Name);
+    if (!byVersion) {
+      byVersion = new WeakMap();
+      updatedByVersion.set(tg.Name, byVersion);
+    }
+    let answer = byVersion.get(version);
+    if (answer === undefined) {
+      answer = tasksUpdated(tg, version);
+      byVersion.set(version, answer);
+    }
+    return answer;
+  };
   const updateKind = (existing: AllocRow, tg: TaskGroupSpec): UpdateKind => {
     const j = job!;
     if (existing.Job?.JobModifyIndex === j.JobModifyIndex) return "ignore";
-    if (tasksUpdated(tg, existing.Job)) return "destructive";
+    if (updated(tg, existing)) return "destructive";
     if (isTerminalAlloc(existing)) return "ignore";
     const node = tables.nodes.get(existing.NodeID);
     if (!node || !inJobPlacement(j, node)) return "destructive";
@@ -75,7 +119,7 @@ export function scheduleGeneric(
     return fits.selection ? "inplace" : "destructive";
   };
 
-  const results = new Reconciler({
+  const results = yield* new Reconciler({
     jobID: evaluation.JobID,
     namespace: evaluation.Namespace,
     job,
@@ -89,7 +133,7 @@ export function scheduleGeneric(
     evalPending: evalPendingIn(tables),
     newID: ctx.newID,
     updateKind,
-  }).compute();
+  }).steps();
 
   plan.deployment = results.deployment;
   plan.deploymentUpdates = results.deploymentUpdates;
@@ -102,6 +146,7 @@ export function scheduleGeneric(
   for (const a of results.reconnectUpdates) plan.reconnected.push(a.ID);
   for (const a of results.inplace) plan.inPlace.push(a.ID);
   for (const [ID, FollowupEvalID] of results.attributeUpdates) plan.followups.push({ ID, FollowupEvalID });
+  yield;
 
   const queued: Record<string, number> = {};
   let failed: Record<string, AllocMetric> | null = null;
@@ -110,7 +155,7 @@ export function scheduleGeneric(
   } else {
     for (const p of results.place) queued[p.tg.Name] = (queued[p.tg.Name] ?? 0) + 1;
     for (const d of results.destructive) queued[d.tg.Name] = (queued[d.tg.Name] ?? 0) + 1;
-    failed = computePlacements(ctx, stackFor(job!), plan, results.destructive, results.place, nowNs);
+    failed = yield* computePlacements(ctx, stackFor(job!), plan, results.destructive, results.place, nowNs);
   }
 
   const delayInstead = results.followupEvals.length > 0 && evaluation.WaitUntil === ZERO_TIME;
@@ -156,15 +201,15 @@ function newStack(
   );
 }
 
-/** Nomad's computePlacements: destructive updates first (their resources are freed), then placements. */
-function computePlacements(
+/** Nomad's computePlacements: destructive updates first (their resources are freed), then placements; a pause point after each. */
+function* computePlacements(
   ctx: SchedulerContext,
   stack: PlacementStack,
   plan: Plan,
   destructive: readonly DestructiveResult[],
   place: readonly PlaceResult[],
   nowNs: number,
-): Record<string, AllocMetric> | null {
+): Steps<Record<string, AllocMetric> | null> {
   let failed: Record<string, AllocMetric> | null = null;
   const one = (
     name: string,
@@ -180,19 +225,21 @@ function computePlacements(
       return;
     }
     if (prev && stopPrev !== undefined) plan.appendStop(prev, stopPrev);
-    const { selection, metric } = stack.select(tg, { penaltyNodes: penaltyNodes(prev) });
+    const { selection, metric } = stack.select(tg, prev ? { penaltyNodes: penaltyNodes(prev) } : NO_OPTIONS);
     if (selection) {
-      plan.appendPlacement({
-        ID: ctx.newID(),
-        Name: name,
-        TaskGroup: tg.Name,
-        NodeID: selection.node.ID,
-        Score: selection.score,
-        NodesEvaluated: metric.NodesEvaluated,
-        ...(prev ? { PreviousAllocation: prev.ID } : {}),
-        ...(prev && reschedule ? { RescheduleTracker: rescheduleTrackerFor(prev, nowNs) } : {}),
-        tg,
-      });
+      plan.appendPlacement(
+        placement(
+          ctx.newID(),
+          name,
+          tg,
+          selection.node.ID,
+          selection.score,
+          metric.NodesEvaluated,
+          prev,
+          reschedule,
+          nowNs,
+        ),
+      );
       return;
     }
     metric.exhaustResources(tg);
@@ -200,7 +247,39 @@ function computePlacements(
     failed[tg.Name] = metric;
     if (prev && stopPrev !== undefined) plan.popStop(prev);
   };
-  for (const d of destructive) one(d.name, d.tg, d.stop, false, d.description);
-  for (const p of place) one(p.name, p.tg, p.previous, p.reschedule);
+  for (const d of destructive) {
+    one(d.name, d.tg, d.stop, false, d.description);
+    yield;
+  }
+  for (const p of place) {
+    one(p.name, p.tg, p.previous, p.reschedule);
+    yield;
+  }
   return failed;
+}
+
+const NO_OPTIONS: SelectOptions = {};
+
+/**
+ * A placement as the plan records it, its keys always in this order (the
+ * record's bytes follow it): built as one literal per shape, a fresh
+ * placement being by far the most common.
+ */
+function placement(
+  ID: string,
+  Name: string,
+  tg: TaskGroupSpec,
+  NodeID: string,
+  Score: number,
+  NodesEvaluated: number,
+  prev: AllocRow | undefined,
+  reschedule: boolean,
+  nowNs: number,
+): PlannedAlloc {
+  const TaskGroup = tg.Name;
+  if (!prev) return { ID, Name, TaskGroup, NodeID, Score, NodesEvaluated, tg };
+  const PreviousAllocation = prev.ID;
+  if (!reschedule) return { ID, Name, TaskGroup, NodeID, Score, NodesEvaluated, PreviousAllocation, tg };
+  const RescheduleTracker = rescheduleTrackerFor(prev, nowNs);
+  return { ID, Name, TaskGroup, NodeID, Score, NodesEvaluated, PreviousAllocation, RescheduleTracker, tg };
 }

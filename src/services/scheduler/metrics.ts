@@ -24,27 +24,52 @@ export class AllocMetric {
   DimensionExhausted: Record<string, number> | null = null;
   QuotaExhausted: string[] | null = null;
   ResourcesExhausted: Record<string, Record<string, number>> | null = null;
-  ScoreMetaData: NodeScoreMeta[] | null = null;
   AllocationTime = 0;
   CoalescedFailures = 0;
+  private scoreMeta: NodeScoreMeta[] | null = null;
+  private pendingScoreMeta: (() => NodeScoreMeta[]) | null = null;
 
-  filterClass(cls: string): void {
-    this.NodesFiltered++;
-    this.ClassFiltered ??= {};
-    this.ClassFiltered[cls] = (this.ClassFiltered[cls] ?? 0) + 1;
+  /** Nomad's top scores of the placement; built when read (most placements succeed and nobody reads them). */
+  get ScoreMetaData(): NodeScoreMeta[] | null {
+    if (this.pendingScoreMeta) {
+      this.scoreMeta = this.pendingScoreMeta();
+      this.pendingScoreMeta = null;
+    }
+    return this.scoreMeta;
   }
 
-  filterConstraint(constraint: string): void {
+  set ScoreMetaData(meta: NodeScoreMeta[] | null) {
+    this.scoreMeta = meta;
+    this.pendingScoreMeta = null;
+  }
+
+  /** Sets ScoreMetaData to what `build` returns, when first read. */
+  scoreMetaFrom(build: () => NodeScoreMeta[]): void {
+    this.pendingScoreMeta = build;
+  }
+
+  /**
+   * Nomad's FilterNode: counted per node class (the operator's NodeClass, not
+   * the computed class) and per reason: the constraint, "missing drivers",
+   * "distinct_hosts", or "computed class ineligible" when an earlier node of
+   * the same computed class already failed.
+   */
+  filterNode(nodeClass: string, reason: string): void {
     this.NodesFiltered++;
+    if (nodeClass !== "") {
+      this.ClassFiltered ??= {};
+      this.ClassFiltered[nodeClass] = (this.ClassFiltered[nodeClass] ?? 0) + 1;
+    }
     this.ConstraintFiltered ??= {};
-    this.ConstraintFiltered[constraint] = (this.ConstraintFiltered[constraint] ?? 0) + 1;
+    this.ConstraintFiltered[reason] = (this.ConstraintFiltered[reason] ?? 0) + 1;
   }
 
-  exhausted(cls: string, dimension: string): void {
+  /** Nomad's ExhaustedNode: counted per node class (NodeClass) and per dimension. */
+  exhaustedNode(nodeClass: string, dimension: string): void {
     this.NodesExhausted++;
-    if (cls) {
+    if (nodeClass !== "") {
       this.ClassExhausted ??= {};
-      this.ClassExhausted[cls] = (this.ClassExhausted[cls] ?? 0) + 1;
+      this.ClassExhausted[nodeClass] = (this.ClassExhausted[nodeClass] ?? 0) + 1;
     }
     this.DimensionExhausted ??= {};
     this.DimensionExhausted[dimension] = (this.DimensionExhausted[dimension] ?? 0) + 1;

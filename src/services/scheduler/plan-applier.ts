@@ -18,8 +18,26 @@ export interface PlanResult {
   readonly progress: boolean;
   /** Placements that applied, per task group (Nomad's adjustQueuedAllocations). */
   readonly placedByGroup: Readonly<Record<string, number>>;
+  /** The nodes whose part of the plan apply refused (Nomad's node_rejected). */
+  readonly refusedNodes: readonly string[];
   readonly index: number;
 }
+
+/** What the records of a plan are made of: a Plan, or one computed elsewhere (a worker thread) in its shape. */
+export type PlanContent = Pick<
+  Plan,
+  | "evalID"
+  | "job"
+  | "placements"
+  | "stops"
+  | "inPlace"
+  | "disconnected"
+  | "reconnected"
+  | "followups"
+  | "deployment"
+  | "deploymentUpdates"
+  | "deploymentID"
+>;
 
 /**
  * The leader side of Nomad's plan applier: turns a plan into its records
@@ -32,14 +50,17 @@ export interface PlanResult {
  * With `identities`, the allocations it places or updates in place are
  * stamped with the active root key and, once applied, their workload
  * identities are signed (Nomad's signAllocIdentities, one JWT per task).
+ * `snapshotIndex`, the index of the tables the plan was computed against,
+ * goes on every record (Nomad's Plan.SnapshotIndex).
  */
 export async function submitPlan(
   write: (drafts: readonly Draft[]) => Promise<Written>,
   tables: Projections["tables"],
-  plan: Plan,
+  plan: PlanContent,
   followups: readonly EvaluationSpec[],
   newID: () => string,
   identities?: PlanIdentities,
+  snapshotIndex?: number,
 ): Promise<PlanResult> {
   const cause = planCause(tables, plan.evalID);
   const drafts: Draft[] = [];
@@ -49,11 +70,17 @@ export async function submitPlan(
   }
   const signs = plan.placements.length > 0 || plan.inPlace.length > 0;
   const signingKeyID = signs ? identities?.signingKey(tables.rootKeys) : undefined;
-  const records = planRecords(plan, newID, signingKeyID);
+  const records = planRecords(plan, newID, signingKeyID, snapshotIndex);
   for (const data of records) drafts.push({ type: "AllocsPlanApplied", v: 1, data, cause });
   const written = await write(drafts);
   let fullCommit = written.outcomes.every((o) => o.status === "applied");
-  for (const r of records) if (tables.planRefusals.has(r.PlanID!)) fullCommit = false;
+  const refusedNodes: string[] = [];
+  for (const r of records) {
+    const refusal = tables.planRefusals.get(r.PlanID!);
+    if (!refusal) continue;
+    fullCommit = false;
+    for (const n of refusal.Nodes) refusedNodes.push(n.NodeID);
+  }
   const placedByGroup: Record<string, number> = {};
   let progress = false;
   const signed: AllocRow[] = [];
@@ -74,7 +101,7 @@ export async function submitPlan(
     // same JWT, so the client RPC may as well sign it if this is lost.
     await identities!.sign(signed);
   }
-  return { fullCommit, progress, placedByGroup, index: written.index };
+  return { fullCommit, progress, placedByGroup, refusedNodes, index: written.index };
 }
 
 /**
@@ -96,9 +123,14 @@ export function planCause(tables: Projections["tables"], evalID: string): Cause 
 /**
  * The plan as AllocsPlanApplied records: everything but the bulk of the
  * placements in the first. `signingKeyID` goes on every record that places
- * or updates in place.
+ * or updates in place, `snapshotIndex` on every record.
  */
-export function planRecords(plan: Plan, newID: () => string, signingKeyID?: string): AllocsPlanApplied[] {
+export function planRecords(
+  plan: PlanContent,
+  newID: () => string,
+  signingKeyID?: string,
+  snapshotIndex?: number,
+): AllocsPlanApplied[] {
   const placements: AllocPlacement[] = plan.placements.map(({ tg: _tg, ...p }) => p);
   const chunks: AllocPlacement[][] = [];
   for (let i = 0; i < placements.length; i += PLACEMENTS_PER_RECORD) {
@@ -110,6 +142,7 @@ export function planRecords(plan: Plan, newID: () => string, signingKeyID?: stri
     const record: Record<string, unknown> = {
       EvalID: plan.evalID,
       PlanID: newID(),
+      ...(snapshotIndex === undefined ? {} : { SnapshotIndex: snapshotIndex }),
       Placed: [],
       Updated: [],
       Stopped: i === 0 ? [...plan.stops.values()].map(({ NodeID: _node, ...stop }) => stop) : [],

@@ -48,6 +48,7 @@ import {
   DISCONNECT_TIMEOUT_FOLLOWUP_EVAL_DESC,
   RESCHEDULING_FOLLOWUP_EVAL_DESC,
 } from "./descriptions.ts";
+import { runToEnd, type Steps } from "./slices.ts";
 
 /** Nomad's DesiredUpdates: the plan annotation per task group. */
 export interface DesiredUpdates {
@@ -169,7 +170,13 @@ export class Reconciler {
   }
 
   compute(): ReconcileResult {
+    return runToEnd(this.steps());
+  }
+
+  /** {@link compute} with pause points: between passes over a group's allocations, and per allocation where each costs a check. */
+  *steps(): Steps<ReconcileResult> {
     const matrix = this.matrix();
+    yield;
     this.cancelUnneededDeployments();
     if (this.stopped) {
       for (const [group, set] of matrix) {
@@ -185,7 +192,7 @@ export class Reconciler {
       this.deploymentFailed = s === "failed";
     }
     let complete = true;
-    for (const [group, set] of matrix) complete = this.computeGroup(group, set) && complete;
+    for (const [group, set] of matrix) complete = (yield* this.computeGroup(group, set)) && complete;
     if (this.deployment && complete) {
       this.result.deploymentUpdates.push({
         DeploymentID: this.deployment.ID,
@@ -267,7 +274,7 @@ export class Reconciler {
     return set.size;
   }
 
-  private computeGroup(group: string, allIn: AllocSet): boolean {
+  private *computeGroup(group: string, allIn: AllocSet): Steps<boolean> {
     const desired = emptyUpdates();
     this.result.desiredTGUpdates[group] = desired;
     const job = this.input.job!;
@@ -293,8 +300,10 @@ export class Reconciler {
       desired.Ignore += old.size;
     }
 
+    yield;
     let { untainted, migrate, lost, disconnecting, reconnecting, ignore } = filterByTainted(all, this.taint);
     desired.Ignore += ignore.size;
+    yield;
     const active = this.deployment
       ? { ID: this.deployment.ID, active: isDeploymentActive(this.deployment.Status) }
       : undefined;
@@ -309,6 +318,7 @@ export class Reconciler {
     untainted = split.untainted;
     let rescheduleNow = split.now;
     const rescheduleLater: DelayedReschedule[] = [...split.later];
+    yield;
 
     if (reconnecting.size > 0) {
       const { reconnect, stop } = this.reconcileReconnecting(reconnecting, all);
@@ -351,17 +361,21 @@ export class Reconciler {
     const waiting: AllocSet = new Map();
     for (const [id, a] of ignore)
       if (a.ClientStatus === "unknown" && a.DesiredStatus === "run") waiting.set(id, a);
+    yield;
     const nameIndex = new NameIndex(
       this.input.jobID,
       group,
       tg.Count,
       union(untainted, migrate, rescheduleNow, lost, waiting),
     );
+    yield;
     const stop = this.computeStop(tg, nameIndex, untainted, migrate, lost, lostLaterEvals);
     desired.Stop += stop.size;
+    yield;
     untainted = difference(untainted, stop);
 
-    const { ignored, inplace, destructive } = this.computeUpdates(tg, untainted);
+    yield;
+    const { ignored, inplace, destructive } = yield* this.computeUpdates(tg, untainted);
     desired.Ignore += ignored.size;
     desired.InPlaceUpdate += inplace.size;
     if (!existingDeployment) dstate.DesiredTotal += destructive.size + inplace.size;
@@ -370,6 +384,7 @@ export class Reconciler {
     let place: PlaceResult[] = [];
     if (lostLater.length === 0) {
       place = this.computePlacements(tg, nameIndex, untainted, migrate, rescheduleNow, lost, waiting, all);
+      yield;
       if (!existingDeployment) dstate.DesiredTotal += place.length;
     }
     const placeReady = !this.deploymentPaused && !this.deploymentFailed;
@@ -381,6 +396,7 @@ export class Reconciler {
       lost,
       underProvisionedBy,
     );
+    yield;
     if (placeReady) this.computeDestructiveUpdates(destructive, underProvisionedBy, desired, tg);
     else desired.Ignore += destructive.size;
     this.computeMigrations(desired, migrate, tg);
@@ -639,10 +655,10 @@ export class Reconciler {
     return stop;
   }
 
-  private computeUpdates(
+  private *computeUpdates(
     tg: TaskGroupSpec,
     untainted: AllocSet,
-  ): { ignored: AllocSet; inplace: AllocSet; destructive: AllocSet } {
+  ): Steps<{ ignored: AllocSet; inplace: AllocSet; destructive: AllocSet }> {
     const ignored: AllocSet = new Map();
     const inplace: AllocSet = new Map();
     const destructive: AllocSet = new Map();
@@ -654,6 +670,7 @@ export class Reconciler {
         inplace.set(id, a);
         this.result.inplace.push(a);
       }
+      yield;
     }
     return { ignored, inplace, destructive };
   }

@@ -11,11 +11,14 @@ import type { AllocMetric } from "./metrics.ts";
 import type { Plan } from "./plan.ts";
 import type { ReadyNodes } from "./ready-nodes.ts";
 import type { DesiredUpdates } from "./reconciler.ts";
+import { runToEnd, type Steps } from "./slices.ts";
 
 /**
- * What a scheduler computes against: the tables as they are (read
- * synchronously, so they cannot change under one computation), the ready
- * nodes, the time, and where new IDs come from.
+ * What a scheduler computes against: the tables as they are, the ready
+ * nodes, the time, and where new IDs come from. A computation run at once
+ * (scheduleGeneric, scheduleSystem) reads the tables synchronously, so they
+ * cannot change under it; one run in slices (the `...Sliced` variants) may
+ * see them move between slices, which the plan applier's second check covers.
  */
 export interface SchedulerContext {
   readonly tables: Projections["tables"];
@@ -71,13 +74,29 @@ export function taintedNodes(
   tables: Projections["tables"],
   allocs: readonly AllocRow[],
 ): Map<string, NodeRow | null> {
+  return runToEnd(taintedNodesSteps(tables, allocs));
+}
+
+/** Allocations looked at between two pause points of {@link taintedNodesSteps}. */
+const ALLOCS_PER_STEP = 1_000;
+
+/** {@link taintedNodes} with a pause point every thousand allocations. */
+export function* taintedNodesSteps(
+  tables: Projections["tables"],
+  allocs: readonly AllocRow[],
+): Steps<Map<string, NodeRow | null>> {
   const out = new Map<string, NodeRow | null>();
+  // Most nodes run several allocations of a large job and are not tainted: each is looked up once.
+  const fine = new Set<string>();
+  let n = 0;
   for (const a of allocs) {
-    if (out.has(a.NodeID)) continue;
+    if (++n % ALLOCS_PER_STEP === 0) yield;
+    if (fine.has(a.NodeID) || out.has(a.NodeID)) continue;
     const node = tables.nodes.get(a.NodeID);
     if (!node) out.set(a.NodeID, null);
     else if (node.Status === "down" || node.DrainStrategy !== null || node.Status === "disconnected")
       out.set(a.NodeID, node);
+    else fine.add(a.NodeID);
   }
   return out;
 }

@@ -11,17 +11,24 @@ import {
   isTerminalEvalStatus,
   newEvaluation,
 } from "../../../streams/evals.ts";
+import type { EnvelopeCodec } from "../../codec/envelope-codec.ts";
 import { PlanIdentities } from "../../identity/plan-identities.ts";
 import type { Keyring } from "../../keyring/keyring.ts";
 import type { Change } from "../../store/projection.ts";
+import type { Draft, Written } from "../../store/writer.ts";
 import type { Timer } from "../../util/clock.ts";
 import type { LeaderService, ServiceContext } from "../service.ts";
 import { BlockedEvals } from "./blocked-evals.ts";
+import { threadPass } from "./computed-pass.ts";
 import { CANCELED_BY_NEWER_EVAL, DELIVERY_LIMIT_REACHED, DUPLICATE_BLOCKED_EVAL } from "./descriptions.ts";
 import { type BrokerOptions, DEFAULT_BROKER_OPTIONS, EvalBroker } from "./eval-broker.ts";
+import { NO_METRICS, PIPELINE_TIMINGS, type SchedulerMetricsSink } from "./pipeline-metrics.ts";
+import { PlanQueue, type PlanQueueStats } from "./plan-queue.ts";
 import { isReadyNode, ReadyNodes, readinessChanged } from "./ready-nodes.ts";
 import { jobUnknown } from "./scheduler-context.ts";
-import { specOf, Worker, type WorkerRuntime } from "./worker.ts";
+import type { SchedulerThreads } from "./threads/scheduler-threads.ts";
+import { Utilization } from "./utilization.ts";
+import { computeInSlices, type SchedulePass, specOf, Worker, type WorkerRuntime } from "./worker.ts";
 import {
   CORE_SCHEDULER,
   isValidWorkerPool,
@@ -40,9 +47,38 @@ const FAILED_FOLLOWUP_RANGE_MS = 300_000;
 /** Nomad's cancel reaper batch. */
 const CANCEL_BATCH = 728;
 
+/** Workers a server runs unless told otherwise. */
+export const DEFAULT_WORKERS = 4;
+/**
+ * Evaluations each worker keeps in flight unless told otherwise. With one
+ * each, the event loop sat idle 37% of a 500-evaluation drain waiting on
+ * fdatasync; with four, 8%, at a third of the appends (src/bench/pipeline-bench.ts).
+ * The price: plans computed before their neighbours' applied conflict more
+ * on a nearly full cluster (refused at apply, planned again).
+ */
+export const DEFAULT_DEPTH = 4;
+
+/** What `/v1/metrics` reads of the pipeline. */
+export interface PipelineStats {
+  readonly planQueue: PlanQueueStats;
+  /** Workers with an evaluation in hand now, and the share of the last 10 s they had one. */
+  readonly workersBusy: number;
+  readonly workerUtilization: number;
+  readonly workers: number;
+}
+
 export interface SchedulerOptions {
   /** Concurrent workers: computing is single-threaded, so more of them only overlap log writes. */
   readonly workers?: number;
+  /** Evaluations each worker keeps in flight (see Worker). */
+  readonly depth?: number;
+  /** Where passes are computed; in process, at once, when absent (and without `threads`). */
+  readonly schedule?: SchedulePass;
+  /**
+   * Scheduler threads (config `scheduler_workers`): passes are computed on
+   * their replicas, and in process, in slices, while none is ready.
+   */
+  readonly threads?: { readonly pool: SchedulerThreads; readonly codec: EnvelopeCodec };
   readonly broker?: Partial<BrokerOptions>;
   readonly newID?: () => string;
   readonly random?: () => number;
@@ -75,10 +111,15 @@ export class SchedulerService implements LeaderService, SchedulerWorkerPool {
   /** Every worker loop not yet ended, retired ones included: stop() waits for them all. */
   private readonly running = new Set<Promise<void>>();
   private pool: WorkerPoolConfig;
+  private depth: number;
   private unblockTimer: Timer | undefined;
   private readonly inFlight = new Set<Promise<unknown>>();
   private paused = true;
-  readonly counters = { evals: 0, plans: 0 };
+  private planQueue: PlanQueue | undefined;
+  private readonly utilization = new Utilization();
+  private metrics: SchedulerMetricsSink = NO_METRICS;
+  /** Evaluations processed, plans submitted, and passes computed on a scheduler thread. */
+  readonly counters = { evals: 0, plans: 0, onThreads: 0 };
   private readonly newID: () => string;
   private readonly random: () => number;
 
@@ -86,9 +127,10 @@ export class SchedulerService implements LeaderService, SchedulerWorkerPool {
     this.newID = options.newID ?? randomUUID;
     this.random = options.random ?? Math.random;
     this.pool = {
-      NumSchedulers: Math.max(1, options.workers ?? 4),
+      NumSchedulers: Math.max(1, options.workers ?? DEFAULT_WORKERS),
       EnabledSchedulers: [...SCHEDULER_TYPES, CORE_SCHEDULER],
     };
+    this.depth = Math.max(1, Math.floor(options.depth ?? DEFAULT_DEPTH));
   }
 
   workerConfig(): WorkerPoolConfig {
@@ -115,6 +157,17 @@ export class SchedulerService implements LeaderService, SchedulerWorkerPool {
     return this.workerConfig();
   }
 
+  /** Evaluations each worker keeps in flight; running workers finish theirs and are replaced. */
+  setDepth(depth: number): void {
+    const next = Math.max(1, Math.floor(depth));
+    if (next === this.depth) return;
+    this.depth = next;
+    if (!this.runtime) return;
+    this.runtime = { ...this.runtime, depth: next };
+    for (const w of this.workers) w.stop();
+    this.startWorkers(this.runtime);
+  }
+
   workersInfo(): readonly WorkerInfo[] {
     return this.workers.map((w) => w.info());
   }
@@ -132,6 +185,22 @@ export class SchedulerService implements LeaderService, SchedulerWorkerPool {
       this.running.add(loop);
       void loop.finally(() => this.running.delete(loop));
     }
+  }
+
+  /** Where the pipeline's timings go (the server's metrics registry). */
+  setMetrics(sink: SchedulerMetricsSink): void {
+    this.metrics = sink;
+  }
+
+  /** The plan queue and the workers, for `/v1/metrics`. */
+  pipelineStats(): PipelineStats {
+    const workers = this.runtime ? this.workers.length : 0;
+    return {
+      planQueue: this.planQueue?.stats() ?? { depth: 0, inFlight: 0, appends: 0, records: 0, submissions: 0 },
+      workersBusy: this.utilization.busy,
+      workerUtilization: this.utilization.fraction(workers),
+      workers,
+    };
   }
 
   /** The broker while leading (tests and benchmarks look at its queues). */
@@ -175,6 +244,16 @@ export class SchedulerService implements LeaderService, SchedulerWorkerPool {
     this.setPaused(currentSchedulerConfig(ctx.tables.schedulerConfig).PauseEvalBroker);
 
     const logger = ctx.logger.child({ component: "scheduler" });
+    const metrics: SchedulerMetricsSink = {
+      sample: (...args) => this.metrics.sample(...args),
+      incr: (...args) => this.metrics.incr(...args),
+    };
+    const planQueue = new PlanQueue((drafts) => ctx.write(drafts), {
+      onAppended: (ms) =>
+        metrics.sample(PIPELINE_TIMINGS.planApply[0], ms, {}, PIPELINE_TIMINGS.planApply[1]),
+    });
+    this.planQueue = planQueue;
+    const identities = this.options.keyring && new PlanIdentities(this.options.keyring, logger);
     const runtime: WorkerRuntime = {
       tables: ctx.tables,
       broker,
@@ -184,9 +263,28 @@ export class SchedulerService implements LeaderService, SchedulerWorkerPool {
       logger,
       newID: this.newID,
       appliedIndex: () => ctx.store.appliedIndex,
-      write: (drafts) => ctx.write(drafts),
+      write: async (drafts) => {
+        const started = performance.now();
+        const written = await planQueue.submit(drafts);
+        // Nomad's plan.submit times plans only: evaluation updates do not go through its plan queue.
+        if (!drafts.some((d) => d.type === "AllocsPlanApplied")) return written;
+        metrics.sample(
+          PIPELINE_TIMINGS.planSubmit[0],
+          performance.now() - started,
+          {},
+          PIPELINE_TIMINGS.planSubmit[1],
+        );
+        return written;
+      },
       counters: this.counters,
-      identities: this.options.keyring && new PlanIdentities(this.options.keyring, logger),
+      identities,
+      schedule:
+        this.options.schedule ??
+        (this.options.threads &&
+          onThreads(ctx, this.options.threads, readyNodes, this.newID, identities, this.counters)),
+      depth: this.depth,
+      metrics,
+      utilization: this.utilization,
     };
     this.runtime = runtime;
     this.startWorkers(runtime);
@@ -208,6 +306,7 @@ export class SchedulerService implements LeaderService, SchedulerWorkerPool {
     await Promise.allSettled([...this.running]);
     await Promise.allSettled([...this.inFlight]);
     this.workers = [];
+    this.planQueue = undefined;
     this.ctx = undefined;
   }
 
@@ -309,7 +408,7 @@ export class SchedulerService implements LeaderService, SchedulerWorkerPool {
     };
     try {
       const data: EvaluationsUpserted = { Evals: [failed, followup] };
-      await ctx.write([{ type: "EvaluationsUpserted", v: 1, data }]);
+      await this.write(ctx, [{ type: "EvaluationsUpserted", v: 1, data }]);
     } finally {
       broker.ackFailed(e);
     }
@@ -335,8 +434,13 @@ export class SchedulerService implements LeaderService, SchedulerWorkerPool {
     }
     for (let i = 0; i < canceled.length; i += CANCEL_BATCH) {
       const data: EvaluationsUpserted = { Evals: canceled.slice(i, i + CANCEL_BATCH) };
-      await ctx.write([{ type: "EvaluationsUpserted", v: 1, data }]);
+      await this.write(ctx, [{ type: "EvaluationsUpserted", v: 1, data }]);
     }
+  }
+
+  /** The bookkeeping writes share the plan queue's appends with the workers' records. */
+  private write(ctx: ServiceContext, drafts: readonly Draft[]): Promise<Written> {
+    return this.planQueue ? this.planQueue.submit(drafts) : ctx.write(drafts);
   }
 
   private track(p: Promise<unknown>): void {
@@ -352,4 +456,40 @@ const WATCHED = new Set(["evals", "nodes", "allocs", "scheduler_config"]);
 
 function isEmpty(map: Readonly<Record<string, unknown>> | null): boolean {
   return map === null || Object.keys(map).length === 0;
+}
+
+/**
+ * Passes computed on the scheduler threads, each against its replica at
+ * least as new as the tables the worker just read (the main store's applied
+ * index: the evaluation row, and after a partial plan the index that plan
+ * applied at, Nomad's RefreshIndex). While no thread is ready (starting, or
+ * replacing one that failed), in process, in slices.
+ */
+function onThreads(
+  ctx: ServiceContext,
+  threads: NonNullable<SchedulerOptions["threads"]>,
+  readyNodes: ReadyNodes,
+  newID: () => string,
+  identities: PlanIdentities | undefined,
+  counters: { onThreads: number },
+): SchedulePass {
+  const inProcess = {
+    tables: ctx.tables,
+    readyNodes,
+    clock: ctx.clock,
+    newID,
+    appliedIndex: () => ctx.store.appliedIndex,
+  };
+  return async (evaluation, attempt) => {
+    if (!threads.pool.canSchedule) return computeInSlices(inProcess, evaluation, attempt);
+    const message = await threads.pool.schedule({
+      evaluation,
+      minIndex: ctx.store.appliedIndex,
+      nowMs: ctx.clock.now(),
+      attempt,
+      signingKeyID: identities?.signingKey(ctx.tables.rootKeys),
+    });
+    counters.onThreads++;
+    return threadPass(message, threads.codec);
+  };
 }

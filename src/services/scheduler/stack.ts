@@ -1,18 +1,12 @@
 import type { JobRow } from "../../../projections/jobs.ts";
 import type { NodeRow } from "../../../projections/nodes.ts";
-import {
-  addUsage,
-  exhaustedDimension,
-  groupAllocation,
-  nodeCapacity,
-  type Usage,
-} from "../../../projections/resources.ts";
+import { type Capacity, groupAllocation, nodeCapacity, type Usage } from "../../../projections/resources.ts";
 import type { TaskGroupSpec } from "../../../streams/jobs.ts";
 import type { Table } from "../../store/table.ts";
-import type { Feasibility } from "./feasibility.ts";
+import { CLASS_INELIGIBLE, type Feasibility } from "./feasibility.ts";
 import { AllocMetric, type NodeScoreMeta } from "./metrics.ts";
-import type { Plan } from "./plan.ts";
-import { antiAffinityPenalty, fitScore, normalize, RESCHEDULE_PENALTY } from "./ranking.ts";
+import type { NodeUse, Plan } from "./plan.ts";
+import { antiAffinityPenalty, fitScoreOf, RESCHEDULE_PENALTY } from "./ranking.ts";
 import { LazyShuffle } from "./rng.ts";
 
 /** Nomad's LimitIterator knobs: options scoring at or below 0 are skipped, at most 3 of them. */
@@ -30,25 +24,60 @@ export interface Selection {
   readonly score: number;
 }
 
+/** A feasible node with its scores (Nomad's RankedNode), kept as numbers: most are never shown. */
 interface RankedOption {
   readonly node: NodeRow;
-  readonly scores: Record<string, number>;
+  readonly binpack: number;
+  /** Nomad's job anti-affinity penalty; 0 when the node runs none of the group. */
+  readonly antiAffinity: number;
+  /** A node the allocation failed on (Nomad's node-reschedule-penalty). */
+  readonly penalized: boolean;
   readonly final: number;
 }
 
 /**
+ * What one evaluation learnt of a node at its first visit: whether the job
+ * may use it at all, what it offers, its proposed use (the plan's, updated as
+ * the plan places and stops), and the feasibility verdict for the last group
+ * checked. Later visits (the order wraps around for a large job) read these
+ * instead of the node row, so a placement costs a few numbers per node scored.
+ */
+class NodeSlot {
+  use: NodeUse | undefined = undefined;
+  /** The group whose verdict `groupOk` is, when it can be cached (nothing escaped, the node has a computed class). */
+  group: string | undefined = undefined;
+  groupOk = false;
+  readonly cpu: number;
+  readonly memoryMB: number;
+  readonly diskMB: number;
+
+  constructor(
+    readonly node: NodeRow,
+    readonly inPool: boolean,
+    capacity: Capacity,
+  ) {
+    this.cpu = capacity.cpu;
+    this.memoryMB = capacity.memoryMB;
+    this.diskMB = capacity.diskMB;
+  }
+}
+
+/**
  * Nomad's GenericStack for one evaluation: nodes in a random order seeded by
- * the evaluation (reproducible), feasibility, bin-packing against what the
- * plan already placed, and the limit iterator — only `limit` feasible nodes
- * are scored per placement (2 for batch jobs, log2 of the pool for service
- * jobs, as Nomad), so the cost of a placement does not grow with the
- * cluster. The position in the shuffled order carries over from one
- * placement to the next, spreading consecutive placements.
+ * the evaluation (reproducible), feasibility (cached per computed class, and
+ * per node for the evaluation), bin-packing against what the plan already
+ * placed, and the limit iterator — only `limit` feasible nodes are scored per
+ * placement (2 for batch jobs, log2 of the pool for service jobs, as Nomad),
+ * so the cost of a placement does not grow with the cluster. The position in
+ * the shuffled order carries over from one placement to the next, spreading
+ * consecutive placements.
  */
 export class PlacementStack {
   private offset = 0;
   private readonly source: LazyShuffle<string>;
   private readonly limit: number;
+  /** Per position in the shuffled order: the node's slot, null when the node is gone. */
+  private readonly slots: (NodeSlot | null | undefined)[] = [];
 
   constructor(
     private readonly nodes: Table<NodeRow>,
@@ -70,15 +99,21 @@ export class PlacementStack {
   select(tg: TaskGroupSpec, options: SelectOptions = {}): { selection?: Selection; metric: AllocMetric } {
     const metric = this.newMetric();
     const n = this.source.length;
+    const ask = groupAllocation(tg).usage;
+    const cacheable = this.feasibility.cacheable(tg);
+    const distinct = this.feasibility.hasDistinctHosts(tg);
     const picked: RankedOption[] = [];
     const skipped: RankedOption[] = [];
     for (let visited = 0; visited < n && picked.length < this.limit; visited++) {
-      const id = this.source.at(this.offset);
+      const slot = this.slotAt(this.offset);
       this.offset = (this.offset + 1) % n;
-      const node = this.nodes.get(id);
-      if (!node || !this.feasibility.inPool(node)) continue;
+      if (!slot?.inPool) continue;
       metric.NodesEvaluated++;
-      const option = this.rank(node, tg, options, metric);
+      const node = slot.node;
+      if (!this.feasibleOn(slot, tg, cacheable && node.ComputedClass !== "", metric)) continue;
+      slot.use ??= this.plan.proposed(node.ID);
+      if (distinct && !this.feasibility.distinctHosts(node, tg, slot.use, metric)) continue;
+      const option = this.rank(slot, slot.use, tg, ask, options.penaltyNodes, metric, undefined);
       if (!option) continue;
       if (option.final <= SKIP_SCORE_THRESHOLD && skipped.length < MAX_SKIP) {
         skipped.push(option);
@@ -98,8 +133,41 @@ export class PlacementStack {
   ): { selection?: Selection; metric: AllocMetric } {
     const metric = this.newMetric();
     metric.NodesEvaluated++;
-    const option = this.rank(node, tg, {}, metric, releasing);
+    const use = this.plan.proposed(node.ID);
+    // An in-place update keeps its node: distinct_hosts has nothing to say about it.
+    if (!this.feasibility.feasible(node, tg, releasing ? undefined : use, metric)) return { metric };
+    const slot = new NodeSlot(node, true, nodeCapacity(node));
+    const option = this.rank(slot, use, tg, groupAllocation(tg).usage, undefined, metric, releasing);
     return this.choose(option ? [option] : [], metric);
+  }
+
+  private slotAt(position: number): NodeSlot | null {
+    let slot = this.slots[position];
+    if (slot === undefined) {
+      const node = this.nodes.get(this.source.at(position));
+      slot = node ? new NodeSlot(node, this.feasibility.inPool(node), nodeCapacity(node)) : null;
+      this.slots[position] = slot;
+    }
+    return slot;
+  }
+
+  /**
+   * The job's and the group's constraints and drivers on the slot's node.
+   * Once a node's class has a verdict for the group it is kept on the slot;
+   * a refusal is then counted as Nomad counts it for a class it already
+   * marked ineligible.
+   */
+  private feasibleOn(slot: NodeSlot, tg: TaskGroupSpec, cacheable: boolean, metric: AllocMetric): boolean {
+    if (cacheable && slot.group === tg.Name) {
+      if (!slot.groupOk) metric.filterNode(slot.node.NodeClass, CLASS_INELIGIBLE);
+      return slot.groupOk;
+    }
+    const ok = this.feasibility.constraintsFeasible(slot.node, tg, metric);
+    if (cacheable) {
+      slot.group = tg.Name;
+      slot.groupOk = ok;
+    }
+    return ok;
   }
 
   private newMetric(): AllocMetric {
@@ -109,30 +177,57 @@ export class PlacementStack {
     return metric;
   }
 
+  /** Bin-packing and the other scores of a feasible node; undefined when the group does not fit. */
   private rank(
-    node: NodeRow,
+    slot: NodeSlot,
+    use: NodeUse,
     tg: TaskGroupSpec,
-    options: SelectOptions,
+    ask: Readonly<Usage>,
+    penaltyNodes: ReadonlySet<string> | undefined,
     metric: AllocMetric,
-    releasing?: Readonly<Usage>,
+    releasing: Readonly<Usage> | undefined,
   ): RankedOption | undefined {
-    const use = this.plan.proposed(node.ID);
-    if (!this.feasibility.feasible(node, tg, releasing ? undefined : use, metric)) return undefined;
-    const used: Usage = { cpu: 0, memoryMB: 0, diskMB: 0 };
-    addUsage(used, use.used);
-    if (releasing) addUsage(used, releasing, -1);
-    addUsage(used, groupAllocation(tg).usage);
-    const capacity = nodeCapacity(node);
-    const dimension = exhaustedDimension(capacity, used);
+    const node = slot.node;
+    let cpu = use.used.cpu;
+    let memoryMB = use.used.memoryMB;
+    let diskMB = use.used.diskMB;
+    if (releasing) {
+      cpu -= releasing.cpu;
+      memoryMB -= releasing.memoryMB;
+      diskMB -= releasing.diskMB;
+    }
+    cpu += ask.cpu;
+    memoryMB += ask.memoryMB;
+    diskMB += ask.diskMB;
+    // Nomad's AllocsFit order.
+    const dimension =
+      cpu > slot.cpu
+        ? "cpu"
+        : memoryMB > slot.memoryMB
+          ? "memory"
+          : diskMB > slot.diskMB
+            ? "disk"
+            : undefined;
     if (dimension) {
-      metric.exhausted(node.ComputedClass, dimension);
+      metric.exhaustedNode(node.NodeClass, dimension);
       return undefined;
     }
-    const scores: Record<string, number> = { binpack: fitScore(capacity, used, this.algorithm) };
-    const penalty = antiAffinityPenalty(use.count(this.job.ID, tg.Name) - (releasing ? 1 : 0), tg.Count);
-    if (penalty !== undefined) scores["job-anti-affinity"] = penalty;
-    if (options.penaltyNodes?.has(node.ID)) scores["node-reschedule-penalty"] = RESCHEDULE_PENALTY;
-    return { node, scores, final: normalize(scores) };
+    const binpack = fitScoreOf(slot.cpu, slot.memoryMB, cpu, memoryMB, this.algorithm);
+    // Nomad's ScoreNormalizationIterator: the mean of the scores that apply, summed in its order.
+    let sum = binpack;
+    let scorers = 1;
+    const collisions = use.count(this.job.ID, tg.Name) - (releasing ? 1 : 0);
+    const antiAffinity = antiAffinityPenalty(collisions, tg.Count) ?? 0;
+    if (collisions > 0) {
+      sum += antiAffinity;
+      scorers++;
+    }
+    const penalized = penaltyNodes?.has(node.ID) === true;
+    if (penalized) {
+      sum += RESCHEDULE_PENALTY;
+      scorers++;
+    }
+    return { node, binpack, antiAffinity, penalized, final: sum / scorers };
   }
 
   private choose(
@@ -140,13 +235,26 @@ export class PlacementStack {
     metric: AllocMetric,
   ): { selection?: Selection; metric: AllocMetric } {
     if (picked.length === 0) return { metric };
+    // Nomad's MaxScoreIterator: the first of the best.
     let best = picked[0]!;
     for (const o of picked) if (o.final > best.final) best = o;
-    const meta: NodeScoreMeta[] = [...picked]
-      .sort((a, b) => b.final - a.final)
-      .slice(0, SCORE_META_KEPT)
-      .map((o) => ({ NodeID: o.node.ID, Scores: o.scores, NormScore: o.final }));
-    metric.ScoreMetaData = meta;
+    metric.scoreMetaFrom(() => scoreMeta(picked));
     return { selection: { node: best.node, score: best.final }, metric };
   }
+}
+
+/** Nomad's ScoreMetaData: the best few options with every score Nomad records for them, zeros included. */
+function scoreMeta(picked: readonly RankedOption[]): NodeScoreMeta[] {
+  return [...picked]
+    .sort((a, b) => b.final - a.final)
+    .slice(0, SCORE_META_KEPT)
+    .map((o) => ({
+      NodeID: o.node.ID,
+      Scores: {
+        binpack: o.binpack,
+        "job-anti-affinity": o.antiAffinity,
+        "node-reschedule-penalty": o.penalized ? RESCHEDULE_PENALTY : 0,
+      },
+      NormScore: o.final,
+    }));
 }

@@ -22,9 +22,10 @@ import {
   algorithmOf,
   type ScheduleOutcome,
   type SchedulerContext,
-  taintedNodes,
+  taintedNodesSteps,
   updateNonTerminalAllocsToLost,
 } from "./scheduler-context.ts";
+import { runSliced, runToEnd, type Steps } from "./slices.ts";
 import { PlacementStack } from "./stack.ts";
 import { tasksUpdated } from "./tasks-updated.ts";
 
@@ -54,8 +55,32 @@ interface Diff {
 export function scheduleSystem(
   ctx: SchedulerContext,
   evaluation: EvaluationSpec,
-  options: { readonly attempt: number; readonly job?: JobRow },
+  options: SystemOptions,
 ): ScheduleOutcome {
+  return runToEnd(systemSteps(ctx, evaluation, options));
+}
+
+/** {@link scheduleSystem} in slices of a few milliseconds (see {@link runSliced}). */
+export function scheduleSystemSliced(
+  ctx: SchedulerContext,
+  evaluation: EvaluationSpec,
+  options: SystemOptions,
+): Promise<ScheduleOutcome> {
+  return runSliced(systemSteps(ctx, evaluation, options));
+}
+
+export interface SystemOptions {
+  readonly attempt: number;
+  /** A job to schedule in place of the stored one (a dry-run plan). */
+  readonly job?: JobRow;
+}
+
+/** The pass itself, with a pause point after each node diffed and each placement. */
+function* systemSteps(
+  ctx: SchedulerContext,
+  evaluation: EvaluationSpec,
+  options: SystemOptions,
+): Steps<ScheduleOutcome> {
   const { tables } = ctx;
   const { attempt } = options;
   const key = jobKey(evaluation.Namespace, evaluation.JobID);
@@ -64,7 +89,7 @@ export function scheduleSystem(
   const stopped = !job || job.Stop;
   const plan = new Plan(evaluation.ID, job, tables.allocs, ctx.nowMs * 1e6);
   const allocs = tables.allocs.by("job", key);
-  const tainted = taintedNodes(tables, allocs);
+  const tainted = yield* taintedNodesSteps(tables, allocs);
   updateNonTerminalAllocsToLost(plan, tainted, allocs);
 
   const eligible = new Map<string, NodeRow>();
@@ -91,7 +116,11 @@ export function scheduleSystem(
       for (let i = 0; i < tg.Count; i++) required.set(`${job.Name}.${tg.Name}[${i}]`, tg);
   }
   const byNode = new Map<string, AllocRow[]>();
-  for (const a of live) byNode.set(a.NodeID, [...(byNode.get(a.NodeID) ?? []), a]);
+  for (const a of live) {
+    const on = byNode.get(a.NodeID);
+    if (on) on.push(a);
+    else byNode.set(a.NodeID, [a]);
+  }
   for (const id of eligible.keys()) if (!byNode.has(id)) byNode.set(id, []);
 
   const diff: Diff = {
@@ -106,6 +135,7 @@ export function scheduleSystem(
   };
   for (const nodeID of [...byNode.keys()].sort()) {
     diffForNode(ctx, job, sysbatch, nodeID, eligible, tainted, required, byNode.get(nodeID)!, terminal, diff);
+    yield;
   }
 
   for (const t of diff.stop) plan.appendStop(t.alloc!, ALLOC_NOT_NEEDED);
@@ -149,6 +179,7 @@ export function scheduleSystem(
     ) {
       plan.inPlace.push(a.ID);
     } else destructive.push(t);
+    yield;
   }
   let limit = destructive.length;
   if (job && !stopped && job.Update && job.Update.MaxParallel > 0) limit = job.Update.MaxParallel;
@@ -166,6 +197,7 @@ export function scheduleSystem(
   } else if (stack) {
     for (const t of diff.place) queued[t.tg!.Name] = (queued[t.tg!.Name] ?? 0) + 1;
     for (const t of diff.place) {
+      yield;
       const tg = t.tg!;
       const node = tables.nodes.get(t.nodeID);
       if (!node) continue;

@@ -4,9 +4,10 @@ import type { EvaluationRow } from "../../../projections/evals.ts";
 import type { Projections } from "../../../projections/index.ts";
 import type { EvalStatus, EvaluationSpec, EvaluationsUpserted } from "../../../streams/evals.ts";
 import type { PlanIdentities } from "../../identity/plan-identities.ts";
-import type { Draft, Written } from "../../store/writer.ts";
+import type { Writable, Written } from "../../store/writer.ts";
 import type { Clock } from "../../util/clock.ts";
 import type { BlockedEvals } from "./blocked-evals.ts";
+import { type ComputedPass, type InProcessPass, inProcessPass } from "./computed-pass.ts";
 import {
   BLOCKED_EVAL_FAILED_PLACEMENTS,
   BLOCKED_EVAL_MAX_PLAN_DESC,
@@ -16,13 +17,29 @@ import {
   MAX_SERVICE_ATTEMPTS,
 } from "./descriptions.ts";
 import type { Delivery, EvalBroker } from "./eval-broker.ts";
-import { scheduleGeneric } from "./generic-scheduler.ts";
-import type { AllocMetric } from "./metrics.ts";
-import { submitPlan } from "./plan-applier.ts";
+import {
+  NO_METRICS,
+  NODE_REJECTED,
+  PIPELINE_TIMINGS,
+  type SchedulerMetricsSink,
+} from "./pipeline-metrics.ts";
+import type { PlanResult } from "./plan-applier.ts";
 import type { ReadyNodes } from "./ready-nodes.ts";
-import { jobUnknown, type ScheduleOutcome, type SchedulerContext } from "./scheduler-context.ts";
-import { scheduleSystem } from "./system-scheduler.ts";
+import { schedulePass, schedulePassSliced } from "./schedule-pass.ts";
+import { jobUnknown, type SchedulerContext } from "./scheduler-context.ts";
+import type { Utilization } from "./utilization.ts";
 import { SCHEDULER_TYPES, type WorkerInfo } from "./worker-pool.ts";
+
+/**
+ * Computes one pass of the scheduler for an evaluation against a view of
+ * the tables that is not torn (every table at one index). In process by
+ * default (`computeInProcess`); elsewhere (a worker thread's replica) as
+ * long as the plan it returns names that index.
+ */
+export type SchedulePass = (
+  evaluation: EvaluationRow,
+  attempt: number,
+) => ComputedPass | Promise<ComputedPass>;
 
 /** What the workers share: the leader's broker, blocked tracker, ready nodes and write path. */
 export interface WorkerRuntime {
@@ -34,11 +51,25 @@ export interface WorkerRuntime {
   readonly logger: Logger;
   readonly newID: () => string;
   readonly appliedIndex: () => number;
-  write(drafts: readonly Draft[]): Promise<Written>;
+  /**
+   * Appends records and waits until they are applied: the plan queue, which
+   * batches the records of every evaluation in flight into one append.
+   */
+  write(records: readonly Writable[]): Promise<Written>;
   /** How many evaluations were processed, and plans submitted (for tests and benchmarks). */
   readonly counters: { evals: number; plans: number };
   /** Signs the workload identities of what plans place; without it, allocations get none. */
   readonly identities?: PlanIdentities;
+  /** Where passes are computed; in process, against `tables`, when absent. */
+  readonly schedule?: SchedulePass;
+  /**
+   * Evaluations one worker keeps in flight: it takes the next one while the
+   * records of the previous ones are on their way to the log.
+   */
+  readonly depth?: number;
+  readonly metrics?: SchedulerMetricsSink;
+  /** Time workers spend with an evaluation in hand (`/v1/metrics`). */
+  readonly utilization?: Utilization;
 }
 
 /** Who a worker is and what it takes, as `/v1/agent/schedulers` shows it. */
@@ -59,16 +90,27 @@ export function specOf(row: EvaluationRow): EvaluationSpec {
 
 /**
  * Nomad's worker: takes an evaluation from the broker, runs the scheduler
- * for it against the current tables, submits the plan, retries while the
- * plan does not fully apply (up to Nomad's attempt limits), records the
- * evaluation's outcome, and acks. Any failure nacks the delivery: the broker
- * brings it back later.
+ * for it, submits the plan, retries against fresher tables while the plan
+ * does not fully apply (Nomad's RefreshIndex, up to its attempt limits),
+ * records the evaluation's outcome, and acks once that is durable and
+ * applied. Any failure nacks the delivery: the broker brings it back later.
+ *
+ * A worker keeps up to `depth` evaluations in flight: once one's pass is
+ * computed and its records are queued for the log, it takes the next (the
+ * broker never hands out two of one job at once). The plan queue puts the
+ * records of all of them in one append, so the pipeline pays one durable
+ * write per batch, not one per step per evaluation. Past that depth,
+ * evaluations wait in the broker, where `/v1/metrics` shows them.
  */
 export class Worker {
   private running = true;
   private readonly retired = new AbortController();
   private status = "Starting";
-  private workload = "WaitingToDequeue";
+  private dequeuing = false;
+  private computing = 0;
+  private readonly inHand = new Set<Promise<void>>();
+  private readonly depth: number;
+  private readonly metrics: SchedulerMetricsSink;
 
   constructor(
     private readonly rt: WorkerRuntime,
@@ -77,9 +119,12 @@ export class Worker {
       types: SCHEDULER_TYPES,
       startedAt: rt.clock.now(),
     },
-  ) {}
+  ) {
+    this.depth = Math.max(1, Math.floor(rt.depth ?? 1));
+    this.metrics = rt.metrics ?? NO_METRICS;
+  }
 
-  /** Finishes the evaluation in hand, if any, and takes no other. */
+  /** Finishes the evaluations in hand, if any, and takes no other. */
   stop(): void {
     this.running = false;
     if (this.status !== "Stopped") this.status = "Stopping";
@@ -93,8 +138,16 @@ export class Worker {
       EnabledSchedulers: this.identity.enabled ?? this.identity.types,
       Started: this.identity.startedAt,
       Status: this.status,
-      WorkloadStatus: this.workload,
+      WorkloadStatus: this.workload(),
     };
+  }
+
+  /** Nomad's SchedulerWorkerStatus names; waiting on the log is its WaitingForRaft. */
+  private workload(): string {
+    if (this.status === "Stopped") return "Stopped";
+    if (this.computing > 0) return "Scheduling";
+    if (this.inHand.size > 0 && !this.dequeuing) return "WaitingForRaft";
+    return "WaitingToDequeue";
   }
 
   async run(): Promise<void> {
@@ -102,27 +155,58 @@ export class Worker {
     try {
       await this.loop();
     } finally {
+      await Promise.allSettled([...this.inHand]);
+      this.rt.utilization?.end(this);
       this.status = "Stopped";
-      this.workload = "Stopped";
     }
   }
 
   private async loop(): Promise<void> {
     while (this.running) {
-      this.workload = "WaitingToDequeue";
-      const d = await this.rt.broker.dequeue(this.identity.types, this.retired.signal);
-      if (!d) return;
-      this.workload = "Scheduling";
-      try {
-        await this.process(d);
-        if (this.rt.broker.isOutstanding(d.evaluation.ID, d.token))
-          this.rt.broker.ack(d.evaluation.ID, d.token);
-      } catch (err) {
-        this.rt.logger.error({ err, eval: d.evaluation.ID }, "scheduling an evaluation failed");
-        if (this.rt.broker.isOutstanding(d.evaluation.ID, d.token))
-          this.rt.broker.nack(d.evaluation.ID, d.token);
+      if (this.inHand.size >= this.depth) {
+        await Promise.race(this.inHand);
+        continue;
       }
+      this.dequeuing = true;
+      const waitStarted = performance.now();
+      const d = await this.rt.broker.dequeue(this.identity.types, this.retired.signal);
+      this.dequeuing = false;
+      if (!d) return;
+      this.metrics.sample(
+        PIPELINE_TIMINGS.dequeue[0],
+        performance.now() - waitStarted,
+        {},
+        PIPELINE_TIMINGS.dequeue[1],
+      );
+      this.rt.utilization?.begin(this);
+      const task = this.handle(d).finally(() => {
+        this.inHand.delete(task);
+        if (this.inHand.size === 0) this.rt.utilization?.end(this);
+      });
+      this.inHand.add(task);
+      // With room for more, the next dequeue starts once this one has
+      // reached the log (its pass computed); a later turn is soon enough.
+      if (this.inHand.size < this.depth) await Promise.race([task, yieldTurn()]);
     }
+  }
+
+  private async handle(d: Delivery): Promise<void> {
+    const started = performance.now();
+    try {
+      await this.process(d);
+      if (this.rt.broker.isOutstanding(d.evaluation.ID, d.token))
+        this.rt.broker.ack(d.evaluation.ID, d.token);
+    } catch (err) {
+      this.rt.logger.error({ err, eval: d.evaluation.ID }, "scheduling an evaluation failed");
+      if (this.rt.broker.isOutstanding(d.evaluation.ID, d.token))
+        this.rt.broker.nack(d.evaluation.ID, d.token);
+    }
+    this.metrics.sample(
+      PIPELINE_TIMINGS.evaluation[0],
+      performance.now() - started,
+      {},
+      PIPELINE_TIMINGS.evaluation[1],
+    );
   }
 
   private async process(d: Delivery): Promise<void> {
@@ -162,32 +246,18 @@ export class Worker {
     const max = evaluation.Type === "batch" ? MAX_BATCH_ATTEMPTS : MAX_SERVICE_ATTEMPTS;
     let attempts = 0;
     let attempt = 0;
-    let outcome: ScheduleOutcome;
+    let pass: ComputedPass;
     let placed: Readonly<Record<string, number>> = {};
     for (;;) {
-      const ctx: SchedulerContext = {
-        tables,
-        readyNodes: this.rt.readyNodes,
-        nowMs: this.rt.clock.now(),
-        newID: this.rt.newID,
-      };
-      outcome = generic
-        ? scheduleGeneric(ctx, evaluation, { attempt })
-        : scheduleSystem(ctx, evaluation, { attempt });
+      // Every pass after the first reads tables at or past the index the
+      // previous plan applied at (its write waited for that): Nomad's
+      // re-plan at the plan result's RefreshIndex.
+      pass = await this.compute(evaluation, attempt);
       attempt++;
       placed = {};
-      if (outcome.plan.isNoOp() && outcome.followupEvals.length === 0) break;
+      if (pass.noOp) break;
       this.rt.counters.plans++;
-      const result = await this.whileWaiting(d, () =>
-        submitPlan(
-          (drafts) => this.rt.write(drafts),
-          tables,
-          outcome.plan,
-          outcome.followupEvals,
-          this.rt.newID,
-          this.rt.identities,
-        ),
-      );
+      const result = await this.submit(d, pass);
       placed = result.placedByGroup;
       if (result.fullCommit) break;
       attempts = result.progress ? 0 : attempts + 1;
@@ -196,39 +266,71 @@ export class Worker {
           { eval: evaluation.ID, attempts: max },
           "plan kept conflicting; evaluation blocked",
         );
-        const blocked = this.blockedEval(evaluation, outcome, true);
-        await this.setStatus(d, evaluation, "failed", MAX_ATTEMPTS_REACHED(max), outcome, blocked);
+        const blocked = this.blockedEval(evaluation, pass, true);
+        await this.setStatus(d, evaluation, "failed", MAX_ATTEMPTS_REACHED(max), pass, blocked);
         return;
       }
     }
 
     const queued: Record<string, number> = {};
     // Nomad's adjustQueuedAllocations: what the last plan placed is no longer queued.
-    for (const [tg, n] of Object.entries(outcome.queuedAllocs))
-      queued[tg] = Math.max(0, n - (placed[tg] ?? 0));
-    const outcomeQueued = { ...outcome, queuedAllocs: queued };
-    const failed = outcome.failedTGAllocs !== null;
+    for (const [tg, n] of Object.entries(pass.queuedAllocs)) queued[tg] = Math.max(0, n - (placed[tg] ?? 0));
+    const passQueued: ComputedPass = { ...pass, queuedAllocs: queued };
+    const failed = pass.failedTGAllocs !== null;
     if (failed && evaluation.Status === "blocked") {
       // Nomad's ReblockEval: still stuck; back to the tracker with what this run learned, nothing written.
       this.rt.blocked.block({
         ...evaluation,
-        ClassEligibility: outcome.escaped ? null : outcome.classEligibility,
-        EscapedComputedClass: outcome.escaped,
-        SnapshotIndex: this.rt.appliedIndex(),
+        ClassEligibility: pass.escaped ? null : { ...pass.classEligibility },
+        EscapedComputedClass: pass.escaped,
+        SnapshotIndex: pass.snapshotIndex,
       });
       return;
     }
-    const blocked =
-      failed && !outcome.delayInstead ? this.blockedEval(evaluation, outcome, false) : undefined;
-    await this.setStatus(d, evaluation, "complete", "", outcomeQueued, blocked);
+    const blocked = failed && !pass.delayInstead ? this.blockedEval(evaluation, pass, false) : undefined;
+    await this.setStatus(d, evaluation, "complete", "", passQueued, blocked);
+  }
+
+  /** One pass of the scheduler, timed under Nomad's invoke_scheduler.<type>. */
+  private async compute(evaluation: EvaluationRow, attempt: number): Promise<ComputedPass> {
+    const started = performance.now();
+    this.computing++;
+    try {
+      return await (this.rt.schedule ?? ((e, a) => computeInProcess(this.rt, e, a)))(evaluation, attempt);
+    } finally {
+      this.computing--;
+      this.metrics.sample(
+        `${PIPELINE_TIMINGS.invoke[0]}.${evaluation.Type}`,
+        performance.now() - started,
+        {},
+        PIPELINE_TIMINGS.invoke[1],
+      );
+    }
+  }
+
+  private async submit(d: Delivery, pass: ComputedPass): Promise<PlanResult> {
+    const started = performance.now();
+    const result = await this.whileWaiting(d, () =>
+      pass.submit({
+        write: (records) => this.rt.write(records),
+        tables: this.rt.tables,
+        newID: this.rt.newID,
+        identities: this.rt.identities,
+      }),
+    );
+    this.metrics.sample(
+      PIPELINE_TIMINGS.submit[0],
+      performance.now() - started,
+      {},
+      PIPELINE_TIMINGS.submit[1],
+    );
+    for (const nodeID of result.refusedNodes)
+      this.metrics.incr(NODE_REJECTED[0], 1, { node_id: nodeID }, NODE_REJECTED[1]);
+    return result;
   }
 
   /** Nomad's CreateBlockedEval. */
-  private blockedEval(
-    evaluation: EvaluationRow,
-    outcome: ScheduleOutcome,
-    planFailure: boolean,
-  ): EvaluationSpec {
+  private blockedEval(evaluation: EvaluationRow, pass: ComputedPass, planFailure: boolean): EvaluationSpec {
     const now = this.rt.clock.now() * 1e6;
     return {
       ...specOf(evaluation),
@@ -241,12 +343,14 @@ export class Worker {
       BlockedEval: "",
       Wait: 0,
       WaitUntil: "0001-01-01T00:00:00Z",
-      FailedTGAllocs: metricsJson(outcome.failedTGAllocs),
-      ClassEligibility: outcome.escaped ? null : outcome.classEligibility,
-      EscapedComputedClass: outcome.escaped,
+      FailedTGAllocs: pass.failedTGAllocs && { ...pass.failedTGAllocs },
+      ClassEligibility: pass.escaped ? null : { ...pass.classEligibility },
+      EscapedComputedClass: pass.escaped,
       QuotaLimitReached: "",
       QueuedAllocations: null,
-      SnapshotIndex: this.rt.appliedIndex(),
+      // The index of the tables it was computed against: an unblock after it
+      // (capacity that appeared meanwhile) releases it at once.
+      SnapshotIndex: pass.snapshotIndex,
       CreateTime: now,
       ModifyTime: now,
     };
@@ -263,19 +367,21 @@ export class Worker {
     evaluation: EvaluationRow,
     status: EvalStatus,
     description: string,
-    outcome?: ScheduleOutcome,
+    pass?: ComputedPass,
     blocked?: EvaluationSpec,
   ): Promise<void> {
+    const started = performance.now();
     const now = this.rt.clock.now() * 1e6;
+    const failedTGAllocs = pass?.failedTGAllocs;
     const updated: EvaluationSpec = {
       ...specOf(evaluation),
       Status: status,
       StatusDescription: description,
-      DeploymentID: outcome?.deploymentID ?? evaluation.DeploymentID,
-      FailedTGAllocs: metricsJson(outcome?.failedTGAllocs ?? null),
+      DeploymentID: pass?.deploymentID ?? evaluation.DeploymentID,
+      FailedTGAllocs: failedTGAllocs ? { ...failedTGAllocs } : null,
       BlockedEval: blocked?.ID ?? evaluation.BlockedEval,
-      QueuedAllocations: outcome ? outcome.queuedAllocs : evaluation.QueuedAllocations,
-      SnapshotIndex: this.rt.appliedIndex(),
+      QueuedAllocations: pass ? { ...pass.queuedAllocs } : evaluation.QueuedAllocations,
+      SnapshotIndex: pass?.snapshotIndex ?? this.rt.appliedIndex(),
       ModifyTime: Math.max(now, evaluation.CreateTime + 1),
     };
     const records: EvaluationsUpserted[] = blocked
@@ -283,6 +389,12 @@ export class Worker {
       : [{ Evals: [updated] }];
     const written = await this.whileWaiting(d, () =>
       this.rt.write(records.map((data) => ({ type: "EvaluationsUpserted", v: 1, data }))),
+    );
+    this.metrics.sample(
+      PIPELINE_TIMINGS.update[0],
+      performance.now() - started,
+      {},
+      PIPELINE_TIMINGS.update[1],
     );
     const refused = written.outcomes.find((o) => o.status === "rejected");
     if (refused?.status === "rejected") {
@@ -301,6 +413,43 @@ export class Worker {
   }
 }
 
+/**
+ * One pass in process, against the leader's tables, at once: read
+ * synchronously, so they cannot change under it.
+ */
+export function computeInProcess(
+  rt: Pick<WorkerRuntime, "tables" | "readyNodes" | "clock" | "newID" | "appliedIndex">,
+  evaluation: EvaluationRow,
+  attempt: number,
+): InProcessPass {
+  const snapshotIndex = rt.appliedIndex();
+  return inProcessPass(schedulePass(contextOf(rt), evaluation, { attempt }), snapshotIndex);
+}
+
+/**
+ * One pass in process in slices of a few milliseconds, the event loop
+ * served between them (heartbeats wait at most a slice). The tables may move
+ * between slices: the plan carries the index it started at, the lowest its
+ * reads saw, and the apply checks every node again.
+ */
+export async function computeInSlices(
+  rt: Pick<WorkerRuntime, "tables" | "readyNodes" | "clock" | "newID" | "appliedIndex">,
+  evaluation: EvaluationRow,
+  attempt: number,
+): Promise<InProcessPass> {
+  const snapshotIndex = rt.appliedIndex();
+  return inProcessPass(await schedulePassSliced(contextOf(rt), evaluation, { attempt }), snapshotIndex);
+}
+
+function contextOf(rt: Pick<WorkerRuntime, "tables" | "readyNodes" | "clock" | "newID">): SchedulerContext {
+  return { tables: rt.tables, readyNodes: rt.readyNodes, nowMs: rt.clock.now(), newID: rt.newID };
+}
+
+/** Resolves on a later turn of the event loop. */
+function yieldTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 function pickBlockState(
   e: EvaluationRow,
 ): Pick<EvaluationRow, "ClassEligibility" | "EscapedComputedClass" | "SnapshotIndex"> {
@@ -309,11 +458,4 @@ function pickBlockState(
     EscapedComputedClass: e.EscapedComputedClass,
     SnapshotIndex: e.SnapshotIndex,
   };
-}
-
-function metricsJson(m: Record<string, AllocMetric> | null): Record<string, unknown> | null {
-  if (!m) return null;
-  const out: Record<string, unknown> = {};
-  for (const [tg, metric] of Object.entries(m)) out[tg] = metric.toJSON();
-  return out;
 }

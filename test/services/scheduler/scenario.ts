@@ -23,9 +23,10 @@ export class Scenario {
     readonly clock: VirtualClock,
   ) {}
 
-  static async start(): Promise<Scenario> {
+  /** `args`: the server's flags, on top of the harness's (`--scheduler-workers 3` for one on threads). */
+  static async start(args: string[] = []): Promise<Scenario> {
     const clock = new VirtualClock();
-    const server = await startTestServer({ deps: { clock } });
+    const server = await startTestServer({ args, deps: { clock } });
     return new Scenario(server, clock);
   }
 

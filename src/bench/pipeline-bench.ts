@@ -1,0 +1,152 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { EvaluationRow } from "../../projections/evals.ts";
+import type { PlanRefusalRow } from "../../projections/plan-apply.ts";
+import { isTerminalEvalStatus } from "../../streams/evals.ts";
+import type { RunningServer } from "../server.ts";
+import { DEFAULT_DEPTH, SchedulerService } from "../services/scheduler/scheduler-service.ts";
+import { CORE_SCHEDULER, SCHEDULER_TYPES } from "../services/scheduler/worker-pool.ts";
+import { startBenchServer } from "./bench-server.ts";
+import { c2mJob } from "./c2m-job.ts";
+import { idle, placed, putJob, readyNodes } from "./scheduler-bench.ts";
+
+export interface PipelineFigures {
+  readonly nodes: number;
+  readonly jobs: number;
+  readonly allocs_each: number;
+  readonly workers: number;
+  /** Evaluations each worker keeps in flight. */
+  readonly depth: number;
+  /** From the broker's resumption until every evaluation is terminal and every allocation placed. */
+  readonly seconds: number;
+  readonly evals_per_s: number;
+  readonly placements_per_s: number;
+  /** Log appends (one group of records each) the drain took, per evaluation. */
+  /** The server process's CPU time (user + system) per evaluation: less sensitive to a shared machine than the wall time. */
+  readonly cpu_ms_per_eval: number;
+  readonly appends_per_eval: number;
+  readonly records_per_eval: number;
+  /** Plan records the apply refused in part (two workers raced for a node). */
+  readonly plan_refusals: number;
+}
+
+export interface PipelineBenchOptions {
+  readonly nodes?: number;
+  readonly jobs?: number;
+  readonly allocsPerJob?: number;
+  readonly workers?: number;
+  readonly depth?: number;
+  readonly fsync?: "always" | "never";
+}
+
+/**
+ * The scheduler's pipeline alone (dequeue, plan, append, apply, ack): jobs
+ * are registered with the eval broker paused, then the broker resumes and
+ * the drain is timed, counting the appends it took. Registration throughput
+ * (the HTTP write path) is not part of the figure.
+ */
+export async function benchPipeline(options: PipelineBenchOptions = {}): Promise<PipelineFigures> {
+  const nodes = options.nodes ?? 1_000;
+  const jobs = options.jobs ?? 1_000;
+  const perJob = options.allocsPerJob ?? 10;
+  const workers = options.workers ?? 4;
+  const depth = options.depth ?? DEFAULT_DEPTH;
+  const dir = await mkdtemp(join(tmpdir(), "chronomad-bench-pipeline-"));
+  const server = await startBenchServer(["--data-dir", dir, "--fsync", options.fsync ?? "always"]);
+  const url = `http://${server.address}`;
+  try {
+    const scheduler = schedulerOf(server);
+    scheduler.setWorkerConfig({
+      NumSchedulers: workers,
+      EnabledSchedulers: [...SCHEDULER_TYPES, CORE_SCHEDULER],
+    });
+    scheduler.setDepth(depth);
+    await readyNodes(server, nodes);
+    await pause(url, true);
+    const ids = Array.from({ length: jobs }, (_, i) => `p-${String(i).padStart(5, "0")}`);
+    let next = 0;
+    const client = async () => {
+      while (next < ids.length) await putJob(url, { Job: c2mJob(ids[next++]!, perJob) });
+    };
+    await Promise.all(Array.from({ length: 16 }, client));
+    await server.store.caughtUp();
+
+    const counted = countAppends(server);
+    const refusalsBefore = server.store.table<PlanRefusalRow>("plan_refusals").size;
+    const t0 = performance.now();
+    const markFrom = process.hrtime.bigint();
+    const cpu0 = process.cpuUsage();
+    await pause(url, false);
+    for (const id of ids) await placed(server, id, perJob);
+    await allTerminal(server);
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const { appends, records } = counted.stop();
+    // For profiles (--cpu-prof): the drain's window on the profiler's monotonic clock, in µs.
+    if (process.env.PIPELINE_BENCH_WINDOW)
+      process.stderr.write(`window ${markFrom / 1000n} ${process.hrtime.bigint() / 1000n}\n`);
+    await idle(server);
+    return {
+      nodes,
+      jobs,
+      allocs_each: perJob,
+      workers,
+      depth,
+      seconds: Math.round(seconds * 1000) / 1000,
+      evals_per_s: Math.round(jobs / seconds),
+      placements_per_s: Math.round((jobs * perJob) / seconds),
+      cpu_ms_per_eval: Math.round(((cpu.user + cpu.system) / 1000 / jobs) * 100) / 100,
+      appends_per_eval: Math.round((appends / jobs) * 100) / 100,
+      records_per_eval: Math.round((records / jobs) * 100) / 100,
+      plan_refusals: server.store.table<PlanRefusalRow>("plan_refusals").size - refusalsBefore,
+    };
+  } finally {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function schedulerOf(server: RunningServer): SchedulerService {
+  const s = server.services.find((x) => x instanceof SchedulerService);
+  if (!s) throw new Error("the server runs no scheduler");
+  return s as SchedulerService;
+}
+
+async function pause(url: string, on: boolean): Promise<void> {
+  const res = await fetch(`${url}/v1/operator/scheduler/configuration`, {
+    method: "PUT",
+    body: JSON.stringify({ SchedulerAlgorithm: "binpack", PauseEvalBroker: on }),
+  });
+  if (!res.ok) throw new Error(`pausing the broker failed: ${res.status} ${await res.text()}`);
+}
+
+/** Counts the log's appends from now until `stop` (the log is wrapped, then restored). */
+function countAppends(server: RunningServer): { stop(): { appends: number; records: number } } {
+  const log = server.log;
+  const original = log.append;
+  let appends = 0;
+  let records = 0;
+  log.append = (batch) => {
+    appends++;
+    records += batch.length;
+    return original.call(log, batch);
+  };
+  return {
+    stop() {
+      log.append = original;
+      return { appends, records };
+    },
+  };
+}
+
+/** Until no evaluation is pending (woken by applied batches). */
+async function allTerminal(server: RunningServer): Promise<void> {
+  const evals = server.store.table<EvaluationRow>("evals");
+  for (;;) {
+    let open = 0;
+    for (const e of evals.all()) if (!isTerminalEvalStatus(e.Status) && e.Status !== "blocked") open++;
+    if (open === 0) return;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * A computation written as a generator that yields at points where it may
+ * pause (after each placement, each node of a system job): run to the end at
+ * once, or in slices that give the event loop back between them.
+ */
+export type Steps<T> = Generator<void, T, void>;
+
+/**
+ * How long one slice may hold the event loop. A heartbeat or a client RPC
+ * that arrives during a placement storm waits at most about this long.
+ */
+export const SLICE_MS = 4;
+
+/** Steps between two looks at the clock: a step is a placement (microseconds), the clock costs more than a yield. */
+export const STEPS_PER_CLOCK_READ = 16;
+
+export function runToEnd<T>(steps: Steps<T>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/**
+ * Runs `steps` in slices of about `sliceMs`, with a `setImmediate` turn
+ * between them so I/O waiting meanwhile (heartbeats, reads) is served. The
+ * tables may change during a turn: what the computation read before stays as
+ * read, what it reads after is newer; the plan applier checks every node
+ * again against the tables it applies to, so a plan from a moving view is
+ * only ever refused or partly applied, never over-commits.
+ */
+export async function runSliced<T>(steps: Steps<T>, sliceMs = SLICE_MS): Promise<T> {
+  let deadline = performance.now() + sliceMs;
+  let n = 0;
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+    if (++n % STEPS_PER_CLOCK_READ !== 0 || performance.now() < deadline) continue;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    deadline = performance.now() + sliceMs;
+  }
+}
