@@ -8,6 +8,7 @@ import { taskNames } from "../identity/claims.ts";
 import { PlanIdentities } from "../identity/plan-identities.ts";
 import { Keyring } from "../keyring/keyring.ts";
 import { startBenchServer } from "./bench-server.ts";
+import { c2mJob } from "./c2m-job.ts";
 import { idle, placed, putJob, readyNodes } from "./scheduler-bench.ts";
 
 export interface IdentityFigures {
@@ -38,33 +39,6 @@ export interface IdentityBenchOptions {
 
 const TASKS = 3;
 
-/** A service job of `count` allocations, each of `TASKS` small docker tasks: one JWT per task. */
-function job(id: string, count: number) {
-  return {
-    Job: {
-      ID: id,
-      Type: "service",
-      Datacenters: ["dc1"],
-      Update: { MaxParallel: 0 },
-      TaskGroups: [
-        {
-          Name: "g",
-          Count: count,
-          EphemeralDisk: { SizeMB: 10 },
-          Tasks: Array.from({ length: TASKS }, (_, i) => ({
-            Name: `t${i}`,
-            Driver: "docker",
-            Config: { image: "alpine:3.19" },
-            Resources: { CPU: 20, MemoryMB: 20 },
-            // Small enough for the 10 MB disk (Nomad: logs must fit in it with room to spare).
-            LogConfig: { MaxFiles: 1, MaxFileSizeMB: 1 },
-          })),
-        },
-      ],
-    },
-  };
-}
-
 /**
  * Workload identity signing while the scheduler places one job of 10,000
  * allocations (3 tasks each) over 5,000 nodes, against a server in this
@@ -82,7 +56,9 @@ export async function benchIdentity(options: IdentityBenchOptions = {}): Promise
     const loop = monitorEventLoopDelay({ resolution: 1 });
     loop.enable();
     const t0 = performance.now();
-    await putJob(`http://${server.address}`, job("signed", count));
+    // One JWT per task: each allocation runs TASKS small tasks.
+    const spec = c2mJob("signed", count, { cpu: 20, memoryMB: 20, tasks: TASKS });
+    await putJob(`http://${server.address}`, { Job: spec });
     await placed(server, "signed", count);
     // The plan applier signs each plan's allocations right after its apply.
     await idle(server);

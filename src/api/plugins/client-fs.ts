@@ -143,13 +143,7 @@ export const clientFsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) =
       if (!parsed.ok) throw ApiError.badRequest(`failed to parse follow field to boolean: ${parsed.error}`);
       follow = parsed.value;
     }
-    let offset = 0;
-    const offsetText = queryText(q, "offset");
-    if (offsetText !== "") {
-      const parsed = parseInt64(offsetText);
-      if (!parsed.ok) throw ApiError.badRequest(`error parsing offset: ${parsed.error}`);
-      offset = parsed.value;
-    }
+    const offset = offsetParam(queryText(q, "offset"));
     const origin = originOf(queryText(q, "origin"));
     const args = { Path: path, Offset: offset, Origin: origin, Limit: 0, PlainText: false, Follow: follow };
     return stream(request, reply, "FileSystem.Stream", args, readFs(request), {});
@@ -165,13 +159,7 @@ export const clientFsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) =
     if (logType !== "stdout" && logType !== "stderr") {
       throw ApiError.badRequest("must provide log type (stdout/stderr)");
     }
-    let offset = 0;
-    const offsetText = queryText(q, "offset");
-    if (offsetText !== "") {
-      const parsed = parseInt64(offsetText);
-      if (!parsed.ok) throw ApiError.badRequest(`error parsing offset: ${parsed.error}`);
-      offset = parsed.value;
-    }
+    const offset = offsetParam(queryText(q, "offset"));
     const origin = originOf(queryText(q, "origin"));
     // Nomad sets the type before the call, so its errors carry it too.
     const contentType = plain ? "text/plain" : "application/json";
@@ -213,6 +201,14 @@ function originOf(origin: string): "start" | "end" {
   if (origin === "" || origin === "start") return "start";
   if (origin === "end") return "end";
   throw ApiError.badRequest("origin must be start or end");
+}
+
+/** Nomad's offset: 0 when absent, a 64-bit integer otherwise. */
+function offsetParam(text: string): number {
+  if (text === "") return 0;
+  const parsed = parseInt64(text);
+  if (!parsed.ok) throw ApiError.badRequest(`error parsing offset: ${parsed.error}`);
+  return parsed.value;
 }
 
 function boolParam(text: string, name: string): boolean {

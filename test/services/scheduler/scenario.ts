@@ -222,3 +222,58 @@ export function serviceJob(
     ...extra,
   };
 }
+
+const HOUR_NS = 3_600_000_000_000;
+const HEALTHY = { DeploymentStatus: { Healthy: true, Timestamp: "2025-11-22T08:00:00Z" } };
+
+/**
+ * A cluster's life in one story, for tests that compare what it leaves in
+ * the log with the tables (replay, replicas): four nodes; a service, a
+ * system and a batch job; a disconnect, a replacement and a reconnect; a
+ * new version and a scale-up; a drain; a purge.
+ */
+export async function playWholeStory(s: Scenario): Promise<void> {
+  for (let i = 0; i < 4; i++) await s.addNode();
+  await s.register(serviceJob("web", 3, {}, { MaxClientDisconnect: HOUR_NS }));
+  await s.register({
+    ID: "agent",
+    Type: "system",
+    TaskGroups: [
+      { Name: "a", Tasks: [{ Name: "a", Driver: "exec", Resources: { CPU: 100, MemoryMB: 64 } }] },
+    ],
+  });
+  await s.register({
+    ID: "etl",
+    Type: "batch",
+    TaskGroups: [
+      { Name: "b", Count: 2, Tasks: [{ Name: "b", Driver: "exec", Resources: { CPU: 100, MemoryMB: 64 } }] },
+    ],
+  });
+  await s.idle();
+  await s.report(s.allocs("web"), "running", HEALTHY);
+  await s.report(s.allocs("etl"), "complete");
+  await s.report(s.allocs("agent"), "running");
+
+  // A disconnect, a replacement, a reconnect.
+  const a1 = s.allocs("web")[0]!;
+  const away = s.nodes.find((n) => n.id === a1.NodeID)!;
+  s.silent.add(away.id);
+  await s.advance(35_000);
+  await away.heartbeat();
+  await s.updateAllocs(away, [a1], "running");
+  s.silent.delete(away.id);
+  await s.advance(10_000);
+  // A new version, a scale-up, a drain.
+  await s.register(serviceJob("web", 4, {}, { MaxClientDisconnect: HOUR_NS, Meta: { v: "2" } }));
+  await s.idle();
+  await s.report(
+    s.live("web").filter((a) => a.ClientStatus === "pending"),
+    "running",
+    HEALTHY,
+  );
+  await s.call(`/v1/node/${s.nodes[1]!.id}/drain`, "PUT", { DrainSpec: { Deadline: -1 } });
+  await s.advance(30_000);
+  const purged = await s.call("/v1/job/etl?purge=true", "DELETE");
+  expect(purged.status, purged.text).toBe(200);
+  await s.idle();
+}

@@ -85,7 +85,7 @@ export class MainStore {
 
   /** Registers a service job of `count` small docker tasks with its evaluation; returns the evaluation's ID. */
   async registerJob(id: string, count: number, cpu = 50): Promise<string> {
-    const job = canonicalizeJob({ ...c2mJob(id, count, cpu), Namespace: "default" });
+    const job = canonicalizeJob({ ...c2mJob(id, count, { cpu }), Namespace: "default" });
     const evaluation = newEvaluation({
       ID: randomUUID(),
       Namespace: "default",
