@@ -16,6 +16,7 @@ import { ReadOnlyElection } from "./cluster/read-only-election.ts";
 import { EnvelopeCodec } from "./codec/envelope-codec.ts";
 import { type ServerConfig, splitHostPort } from "./config.ts";
 import { EventHub } from "./events/event-hub.ts";
+import { signIdentitiesElsewhere } from "./identity/alloc-identities.ts";
 import { loadClusterKek } from "./keyring/cluster-kek.ts";
 import { Keyring } from "./keyring/keyring.ts";
 import { KeyringInitializer } from "./keyring/keyring-initializer.ts";
@@ -45,6 +46,7 @@ import { Store } from "./store/store.ts";
 import { Watches } from "./store/watches.ts";
 import { writeEvents } from "./store/writer.ts";
 import { type Clock, systemClock } from "./util/clock.ts";
+import { LISTEN_BACKLOG } from "./util/listen-backlog.ts";
 
 export interface RunningServer {
   /** The address the HTTP API listens on, e.g. 127.0.0.1:4646 (the real port when 0 was asked for). */
@@ -141,6 +143,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     : openElection(config, logger, () => services.heldEpoch);
   const heartbeats = new HeartbeatWatcher();
   const schedulerThreads = startSchedulerThreads(config, store, logger);
+  if (schedulerThreads) signIdentitiesElsewhere(keyring, (key, inputs) => schedulerThreads.sign(key, inputs));
   const scheduler = new SchedulerService({
     keyring,
     threads: schedulerThreads && { pool: schedulerThreads, codec },
@@ -207,7 +210,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
   );
 
   const http = await buildApi(ctx);
-  await http.listen({ host, port });
+  await http.listen({ host, port, backlog: LISTEN_BACKLOG });
   const advertised = advertisedAddress(config, http.server.address());
   // A read-only server must not take a client agent's writes: it opens no RPC port.
   const rpc = config.readOnly

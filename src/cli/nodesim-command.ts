@@ -23,8 +23,8 @@ stdout when it ends (after --duration, or on Ctrl-C).
                                   false sends on every 200 ms tick with updates waiting
   --encoding json|msgpack         RPC body encoding (default json)
   --short-sockets N               sockets for registrations, their concurrency (default 128);
-                                  long polls and alloc updates get one socket per node
-  --heartbeat-sockets N           sockets for heartbeats alone (default 64)
+                                  long polls and alloc updates get one socket per node,
+                                  and each node heartbeats on a connection of its own
   --max-query-time D              Node.GetClientAllocs MaxQueryTime (default 5m)
   --initial-heartbeat-stagger D   first heartbeat within D of registering (default 10s)
   --disconnect-share F            share of nodes a disconnect wave silences (0..1)
@@ -52,7 +52,6 @@ const OPTIONS = {
   "prioritized-updates": { type: "string" },
   encoding: { type: "string" },
   "short-sockets": { type: "string" },
-  "heartbeat-sockets": { type: "string" },
   "max-query-time": { type: "string" },
   "initial-heartbeat-stagger": { type: "string" },
   "disconnect-share": { type: "string" },
@@ -127,7 +126,6 @@ export async function runNodesim(
       prioritizedUpdates: bool("--prioritized-updates", v["prioritized-updates"] ?? "true"),
       encoding: encoding(v.encoding ?? "json"),
       shortSockets: integer("--short-sockets", v["short-sockets"], 128),
-      heartbeatSockets: integer("--heartbeat-sockets", v["heartbeat-sockets"], 64),
       maxQueryTimeMs: duration("--max-query-time", v["max-query-time"] ?? "5m"),
       initialHeartbeatStaggerMs: duration(
         "--initial-heartbeat-stagger",

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { AllocRow } from "../../projections/allocs.ts";
 import type { RootKeyTable } from "../../projections/root-keys.ts";
 import type { Keyring } from "../keyring/keyring.ts";
-import { allocIdentities, chooseSigningKey, inSlices, SigningKeyUnavailable } from "./alloc-identities.ts";
+import { chooseSigningKey, signIntoCache } from "./alloc-identities.ts";
 
 /**
  * The plan applier's part of Nomad's signAllocIdentities: the key a plan's
@@ -39,21 +39,14 @@ export class PlanIdentities {
   }
 
   /**
-   * Signs the identities of `allocs` (those stamped with a key), in slices
-   * that give the event loop back every few milliseconds. Returns how many
-   * JWTs were made.
+   * Signs the identities of `allocs` (those stamped with a key) where this
+   * server signs (its scheduler threads, or the event loop in slices that
+   * give it back every few milliseconds). Resolves with how many JWTs were
+   * made once all are. An allocation whose key's material went away between
+   * the choice and now (a GC) is skipped: the client RPC will say so when it
+   * is asked for them.
    */
-  async sign(allocs: readonly AllocRow[]): Promise<number> {
-    let signed = 0;
-    await inSlices(allocs, (alloc) => {
-      try {
-        signed += Object.keys(allocIdentities(this.keyring, alloc) ?? {}).length;
-      } catch (err) {
-        // The key's material went away between the choice and now (a GC):
-        // the client RPC will say so when it is asked for them.
-        if (!(err instanceof SigningKeyUnavailable)) throw err;
-      }
-    });
-    return signed;
+  sign(allocs: readonly AllocRow[]): Promise<number> {
+    return signIntoCache(this.keyring, allocs);
   }
 }

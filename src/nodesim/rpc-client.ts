@@ -7,6 +7,9 @@ export type Encoding = "msgpack" | "json";
 const HEARTBEAT = "Node.UpdateStatus";
 const UPDATE_ALLOC = "Node.UpdateAlloc";
 
+// The server closes idle sockets after its keep-alive timeout (72 s in fastify); ours go first.
+const KEEP_ALIVE = { keepAlive: true, keepAliveMsecs: 30_000, timeout: 0, scheduling: "lifo" as const };
+
 /** A client RPC the server answered with an error status, or a transport failure (status 0). */
 export class RpcError extends Error {
   constructor(
@@ -40,31 +43,29 @@ export interface RpcClientOptions {
    * would decide how much each batch carries.
    */
   readonly updateSockets: number;
-  /**
-   * Sockets for heartbeats alone: a real client's heartbeat never waits
-   * behind other nodes' calls, so a simulated one must not queue behind them
-   * in a shared pool (that would miss TTLs the server is not to blame for).
-   */
-  readonly heartbeatSockets: number;
   /** Sockets for blocking calls: one per node that holds a long poll. */
   readonly blockingSockets: number;
 }
 
 /**
  * The client RPC over HTTP (`PUT /v1/rpc/<Service.Method>`), for thousands
- * of simulated nodes in one process: keep-alive sockets in four pools, so
- * that long polls, updates and registrations never hold heartbeats back. The
+ * of simulated nodes in one process: keep-alive sockets in pools, so that
+ * long polls, updates and registrations never hold heartbeats back. The
  * long polls and updates get a socket per node (a node has at most one of
- * each in flight); registrations and heartbeats share small pools that bound
- * their concurrency (requests beyond them queue in the agent). Every call is
- * counted by method.
+ * each in flight); registrations share a small pool that bounds their
+ * concurrency (requests beyond it queue in the agent). Each node heartbeats
+ * on a connection of its own, kept open, as a Nomad client heartbeats on its
+ * own RPC session: a shared pool would time a queue in this process, and
+ * one that opens sockets on demand opens hundreds at once after the server
+ * stalls, past its listen backlog, and TCP's retries then hold heartbeats
+ * for a minute. Every call is counted by method.
  */
 export class RpcClient implements RpcCaller {
   private readonly host: string;
   private readonly port: number;
   private readonly short: Agent;
   private readonly blocking: Agent;
-  private readonly heartbeats: Agent;
+  private readonly heartbeats = new Map<string, Agent>();
   private readonly updates: Agent;
   private closed = false;
 
@@ -77,25 +78,19 @@ export class RpcClient implements RpcCaller {
     if (url.protocol !== "http:") throw new Error(`nodesim speaks plain HTTP; ${baseUrl} is not http://`);
     this.host = url.hostname;
     this.port = Number(url.port || 80);
-    // The server closes idle sockets after its keep-alive timeout (72 s in fastify); ours go first.
-    const common = { keepAlive: true, keepAliveMsecs: 30_000, timeout: 0, scheduling: "lifo" as const };
     this.short = new Agent({
-      ...common,
+      ...KEEP_ALIVE,
       maxSockets: options.shortSockets,
       maxFreeSockets: options.shortSockets,
     });
-    this.heartbeats = new Agent({
-      ...common,
-      maxSockets: options.heartbeatSockets,
-      maxFreeSockets: options.heartbeatSockets,
-    });
     this.updates = new Agent({
-      ...common,
+      ...KEEP_ALIVE,
       maxSockets: options.updateSockets,
-      maxFreeSockets: Math.min(options.updateSockets, 1024),
+      // All kept: a node's next update reuses its connection instead of opening one.
+      maxFreeSockets: options.updateSockets,
     });
     this.blocking = new Agent({
-      ...common,
+      ...KEEP_ALIVE,
       maxSockets: options.blockingSockets,
       maxFreeSockets: options.blockingSockets,
     });
@@ -151,7 +146,7 @@ export class RpcClient implements RpcCaller {
     return new Promise((resolve, reject) => {
       const req = request(
         {
-          agent: this.agentFor(method, options.blocking === true),
+          agent: this.agentFor(method, token, options.blocking === true),
           host: this.host,
           port: this.port,
           method: "PUT",
@@ -184,17 +179,27 @@ export class RpcClient implements RpcCaller {
     });
   }
 
-  private agentFor(method: string, blocking: boolean): Agent {
+  private agentFor(method: string, token: string, blocking: boolean): Agent {
     if (blocking) return this.blocking;
-    if (method === HEARTBEAT) return this.heartbeats;
+    if (method === HEARTBEAT) return this.heartbeatAgent(token);
     return method === UPDATE_ALLOC ? this.updates : this.short;
+  }
+
+  /** The node's own heartbeat connection (a node is known by its secret here). */
+  private heartbeatAgent(token: string): Agent {
+    let agent = this.heartbeats.get(token);
+    if (!agent) {
+      agent = new Agent({ ...KEEP_ALIVE, maxSockets: 1, maxFreeSockets: 1 });
+      this.heartbeats.set(token, agent);
+    }
+    return agent;
   }
 
   close(): void {
     this.closed = true;
     this.updates.destroy();
     this.short.destroy();
-    this.heartbeats.destroy();
+    for (const agent of this.heartbeats.values()) agent.destroy();
     this.blocking.destroy();
   }
 }

@@ -21,8 +21,6 @@ export interface NodeSimOptions {
   readonly encoding?: Encoding;
   /** Sockets (and so concurrency) for registrations; long polls and updates get one socket per node. */
   readonly shortSockets?: number;
-  /** Sockets for heartbeats, apart from everything else. */
-  readonly heartbeatSockets?: number;
   /** Node.GetClientAllocs' MaxQueryTime, milliseconds (Nomad's default: 5 minutes). */
   readonly maxQueryTimeMs?: number;
   /** Nomad's initialHeartbeatStagger (10 s). */
@@ -111,7 +109,6 @@ export class NodeSimulator {
       // Node.GetClientAllocs then answers at once instead of waiting.
       encoding: options.encoding ?? "json",
       shortSockets: options.shortSockets ?? 128,
-      heartbeatSockets: options.heartbeatSockets ?? 64,
       updateSockets: options.nodes + 16,
       blockingSockets: options.nodes + 16,
     });

@@ -77,3 +77,20 @@ export async function* jsonArrayInSlices(rows: readonly unknown[]): AsyncGenerat
   }
   yield `${chunk}]`;
 }
+
+/**
+ * Runs `each` over `items`, yielding to the event loop whenever a slice's
+ * time is spent: for work of some microseconds an item (signing ten
+ * thousand workload identities would hold the loop for a third of a
+ * second). `items` must be safe to iterate across yields.
+ */
+export async function inSlices<T>(items: Iterable<T>, each: (item: T) => void): Promise<void> {
+  let sliceEnd = performance.now() + SLICE_MS;
+  for (const item of items) {
+    if (performance.now() > sliceEnd) {
+      await nextTurn();
+      sliceEnd = performance.now() + SLICE_MS;
+    }
+    each(item);
+  }
+}

@@ -2,6 +2,7 @@ import { type AddressInfo, createServer, type Server, type Socket } from "node:n
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import { splitHostPort } from "../config.ts";
+import { LISTEN_BACKLOG } from "../util/listen-backlog.ts";
 import { serveRpcStream } from "./msgpack-rpc.ts";
 import type { NodeSessions } from "./node-sessions.ts";
 import type { RpcCaller, RpcDispatcher } from "./rpc-dispatcher.ts";
@@ -55,7 +56,7 @@ export class RpcServer {
     const { host, port } = splitHostPort(options.addr, "rpc_addr");
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen({ host, port }, () => {
+      server.listen({ host, port, backlog: LISTEN_BACKLOG }, () => {
         server.off("error", reject);
         resolve();
       });

@@ -4,9 +4,12 @@ import {
   allocIdentities,
   chooseSigningKey,
   SigningKeyUnavailable,
+  signIdentitiesElsewhere,
   withSignedIdentities,
 } from "../../src/identity/alloc-identities.ts";
+import { identityClaims, issuedAtOf } from "../../src/identity/claims.ts";
 import { IdentityVerifier } from "../../src/identity/identity-verifier.ts";
+import { signIdentity, signJwsInput } from "../../src/identity/jwt.ts";
 import { IdentityWorld, NOW_MS } from "./identity-fixtures.ts";
 
 describe("an allocation's signed identities", () => {
@@ -14,7 +17,7 @@ describe("an allocation's signed identities", () => {
     const world = new IdentityWorld();
     const key = await world.addKey();
     const alloc = world.addAlloc({ SigningKeyID: key.keyId });
-    const identities = allocIdentities(world.keyring, alloc)!;
+    const identities = (await allocIdentities(world.keyring, alloc))!;
     expect(Object.keys(identities)).toEqual(["server", "sidecar"]);
     expect(decodeJwt(identities.server!)).toMatchObject({
       nomad_task: "server",
@@ -23,18 +26,18 @@ describe("an allocation's signed identities", () => {
     const verifier = new IdentityVerifier(world);
     expect(verifier.verify(identities.sidecar!, NOW_MS).claims.nomad_task).toBe("sidecar");
     // Made again, they are the same.
-    expect(allocIdentities(world.keyring, { ...alloc })).toEqual(identities);
+    expect(await allocIdentities(world.keyring, { ...alloc })).toEqual(identities);
   });
 
-  it("are none for an allocation placed without a key", () => {
+  it("are none for an allocation placed without a key", async () => {
     const world = new IdentityWorld();
-    expect(allocIdentities(world.keyring, world.addAlloc())).toBeUndefined();
+    expect(await allocIdentities(world.keyring, world.addAlloc())).toBeUndefined();
   });
 
   it("cannot be made by a server without the key's material", async () => {
     const world = new IdentityWorld();
     const key = await world.addKey({ held: false });
-    expect(() => allocIdentities(world.keyring, world.addAlloc({ SigningKeyID: key.keyId }))).toThrow(
+    await expect(allocIdentities(world.keyring, world.addAlloc({ SigningKeyID: key.keyId }))).rejects.toThrow(
       SigningKeyUnavailable,
     );
     expect(chooseSigningKey(world.keyring, world.rootKeys)).toEqual({
@@ -79,5 +82,74 @@ describe("an allocation's signed identities", () => {
     );
     expect(served[0]).not.toHaveProperty("SignedIdentities");
     expect(missing).toEqual([`${alloc.ID}:${key.keyId}`]);
+  });
+
+  it("are signed in batches elsewhere into the same JWTs as on the event loop", async () => {
+    const world = new IdentityWorld();
+    const key = await world.addKey();
+    const allocs = Array.from({ length: 600 }, () => world.addAlloc({ SigningKeyID: key.keyId }));
+    const here = await Promise.all(allocs.map((a) => allocIdentities(world.keyring, a)));
+
+    const batches: number[] = [];
+    signIdentitiesElsewhere(world.keyring, async (k, inputs) => {
+      batches.push(inputs.length);
+      return inputs.map((input) => signJwsInput(k, input));
+    });
+    try {
+      // New issue times: nothing of the above is in the cache.
+      const later = allocs.map((a) => ({ ...a, CreateTime: a.CreateTime + 1e9 }));
+      const there = await Promise.all(later.map((a) => allocIdentities(world.keyring, a)));
+      // Two tasks each, asked for in one turn: parts of at most 64.
+      expect(batches).toEqual([...Array(18).fill(64), 48]);
+      const material = world.keyring.get(key.keyId)!;
+      later.forEach((a, i) => {
+        const claims = identityClaims(a, a.Job, "server", issuedAtOf(a));
+        expect(there[i]!.server).toBe(signIdentity(key.keyId, material.signingKey, claims));
+        expect(there[i]!.server).not.toBe(here[i]!.server);
+      });
+    } finally {
+      signIdentitiesElsewhere(world.keyring, undefined);
+    }
+  });
+
+  it("are signed on the event loop when signing elsewhere fails", async () => {
+    const world = new IdentityWorld();
+    const key = await world.addKey();
+    const alloc = world.addAlloc({ SigningKeyID: key.keyId });
+    signIdentitiesElsewhere(world.keyring, () => Promise.reject(new Error("thread lost")));
+    try {
+      const identities = (await allocIdentities(world.keyring, alloc))!;
+      const material = world.keyring.get(key.keyId)!;
+      const claims = identityClaims(alloc, alloc.Job, "sidecar", issuedAtOf(alloc));
+      expect(identities.sidecar).toBe(signIdentity(key.keyId, material.signingKey, claims));
+    } finally {
+      signIdentitiesElsewhere(world.keyring, undefined);
+    }
+  });
+
+  it("are signed once when a client asks while the plan applier is still signing them", async () => {
+    const world = new IdentityWorld();
+    const key = await world.addKey();
+    const alloc = world.addAlloc({ SigningKeyID: key.keyId, NodeID: "node-1" });
+    const signed: string[] = [];
+    signIdentitiesElsewhere(world.keyring, async (k, inputs) => {
+      signed.push(...inputs);
+      return inputs.map((input) => signJwsInput(k, input));
+    });
+    try {
+      const [atPlan, served] = await Promise.all([
+        allocIdentities(world.keyring, alloc),
+        withSignedIdentities(world.keyring, [alloc], "node-1", () => {
+          throw new Error("unexpected");
+        }),
+      ]);
+      // One signature per task: the second caller waited for the first one's.
+      expect(signed).toHaveLength(2);
+      expect((served[0] as { SignedIdentities: object }).SignedIdentities).toEqual(atPlan);
+      expect(await allocIdentities(world.keyring, alloc)).toEqual(atPlan);
+      expect(signed).toHaveLength(2);
+    } finally {
+      signIdentitiesElsewhere(world.keyring, undefined);
+    }
   });
 });

@@ -5,6 +5,7 @@ import { AllocUpdateBatcher } from "../client-rpc/alloc-update-batcher.ts";
 import { getAlloc, getAllocs, getClientAllocs } from "../client-rpc/client-allocs.ts";
 import { deregister, emitEvents } from "../client-rpc/deregister.ts";
 import { register } from "../client-rpc/register.ts";
+import { clientReplyJson } from "../client-rpc/reply-json.ts";
 import type { RpcContext, RpcHandler } from "../client-rpc/rpc-context.ts";
 import {
   clientAllocsBody,
@@ -87,7 +88,7 @@ export const clientRpcPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) 
 function respond(request: FastifyRequest, reply: FastifyReply, body: Record<string, unknown>): FastifyReply {
   if (typeof body.Index === "number") reply.header("X-Nomad-Index", String(body.Index));
   if (isMsgpack(request)) return reply.type(MSGPACK).send(Buffer.from(packPlain(body)));
-  return reply.send(body);
+  return reply.type("application/json; charset=utf-8").send(clientReplyJson(body));
 }
 
 function isMsgpack(request: FastifyRequest): boolean {

@@ -512,10 +512,26 @@ describe("client RPC: requests and replies", () => {
     });
     expect(woke.body.Index).toBe(second.ModifyIndex);
 
+    // The client's own update moves the index but not the map: a blocked call
+    // goes on waiting, and answers the next server-side change.
+    const blocked = node.rpc<{ Allocs: Record<string, number>; Index: number }>("Node.GetClientAllocs", {
+      NodeID: node.id,
+      MinQueryIndex: woke.body.Index,
+      MaxQueryTime: 30_000_000_000,
+    });
     await node.updateAllocs(clock, [{ ID: first.ID, ClientStatus: "running" }]);
     const after = allocRow(s, first.ID);
     expect(after.ModifyIndex).toBeGreaterThan(first.ModifyIndex);
     expect(after.AllocModifyIndex).toBe(first.AllocModifyIndex);
+    const third = await placeAlloc(s, { NodeID: node.id });
+    expect(Object.keys((await blocked).body.Allocs).sort()).toEqual([first.ID, second.ID, third.ID].sort());
+
+    // Its wait running out, it answers with the index the update moved to.
+    const timedOut = await node.rpc<{ Allocs: Record<string, number>; Index: number }>(
+      "Node.GetClientAllocs",
+      { NodeID: node.id, MinQueryIndex: third.ModifyIndex, MaxQueryTime: 50_000_000 },
+    );
+    expect(timedOut.body.Index).toBe(third.ModifyIndex);
 
     const full = await node.rpc<{ Allocs: AllocRow[] }>("Alloc.GetAllocs", {
       AllocIDs: [first.ID, second.ID],

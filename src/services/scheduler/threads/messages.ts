@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto";
 import type { EvaluationRow } from "../../../../projections/evals.ts";
 import type { EvaluationSpec } from "../../../../streams/evals.ts";
 import type { DesiredUpdates } from "../reconciler.ts";
@@ -92,6 +93,13 @@ export type ToThread =
   | { readonly kind: "live"; readonly from: number }
   | { readonly kind: "schedule"; readonly id: number; readonly request: ScheduleRequest }
   | { readonly kind: "hash"; readonly id: number; readonly minIndex: number }
+  /** JWS signing inputs of workload identities, to sign with `key` (see identity-signer.ts). */
+  | {
+      readonly kind: "sign";
+      readonly id: number;
+      readonly key: KeyObject;
+      readonly inputs: readonly string[];
+    }
   /** `gc`: collect garbage first, so the heap figure is what the replica holds (measurements only). */
   | { readonly kind: "stats"; readonly id: number; readonly gc?: boolean };
 
@@ -104,6 +112,8 @@ export type FromThread =
   | { readonly kind: "outcome"; readonly id: number; readonly outcome: ScheduleOutcomeMessage }
   | { readonly kind: "hash"; readonly id: number; readonly index: number; readonly hash: string }
   | { readonly kind: "stats"; readonly id: number; readonly stats: ReplicaStats }
+  /** The base64url signatures of a `sign` request's inputs, in order. */
+  | { readonly kind: "signed"; readonly id: number; readonly signatures: readonly string[] }
   | { readonly kind: "failed"; readonly id: number; readonly error: string }
   /** The replica cannot go on (a record it cannot apply): its thread is to be replaced. */
   | { readonly kind: "fatal"; readonly error: string };

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { pino } from "pino";
+import { signJwsInput } from "../../../identity/jwt.ts";
 import type { FromThread, ThreadData, ToThread } from "./messages.ts";
 import { unpackRecords } from "./record-batch.ts";
 import { Replica } from "./replica.ts";
@@ -45,6 +46,15 @@ port.on("message", (message: ToThread) => {
       return;
     case "stats":
       post({ kind: "stats", id: message.id, stats: replica.stats(message.gc) });
+      return;
+    case "sign":
+      // Needs nothing of the replica: the key comes with the request.
+      try {
+        const signatures = message.inputs.map((input) => signJwsInput(message.key, input));
+        post({ kind: "signed", id: message.id, signatures });
+      } catch (err) {
+        post({ kind: "failed", id: message.id, error: (err as Error).message });
+      }
       return;
   }
 });

@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto";
 import type { Worker } from "node:worker_threads";
 import type { Logger } from "pino";
 import type { LogRecord } from "../../../log/event-log.ts";
@@ -144,6 +145,19 @@ export class SchedulerThreads {
     });
   }
 
+  /**
+   * Signs JWS signing inputs with `key` on the least busy thread (workload
+   * identities, see identity-signer.ts); fails when no thread is ready.
+   */
+  sign(key: KeyObject, inputs: readonly string[]): Promise<readonly string[]> {
+    const t = this.pick();
+    if (!t) return Promise.reject(new Error("no scheduler thread is ready"));
+    t.inFlight++;
+    return this.ask<readonly string[]>(t, (id) => ({ kind: "sign", id, key, inputs })).finally(() => {
+      t.inFlight--;
+    });
+  }
+
   /** Each replica's state hash (of its tables) once it has applied `minIndex`. */
   hashes(minIndex: number): Promise<{ index: number; hash: string }[]> {
     return Promise.all(
@@ -242,6 +256,9 @@ export class SchedulerThreads {
         return;
       case "stats":
         this.settle(t, m.id)?.resolve(m.stats as never);
+        return;
+      case "signed":
+        this.settle(t, m.id)?.resolve(m.signatures as never);
         return;
     }
   }

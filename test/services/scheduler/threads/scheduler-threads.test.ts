@@ -1,9 +1,12 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AllocRow } from "../../../../projections/allocs.ts";
 import { createProjections } from "../../../../projections/index.ts";
 import { allocUsage } from "../../../../projections/resources.ts";
 import { unpackPlain } from "../../../../src/codec/envelope-codec.ts";
+import { identityClaims } from "../../../../src/identity/claims.ts";
+import { jwtOf, signIdentity, signingInput } from "../../../../src/identity/jwt.ts";
+import { rootKeyMaterial } from "../../../../src/keyring/root-key-material.ts";
 import { scheduleGeneric } from "../../../../src/services/scheduler/generic-scheduler.ts";
 import { planCause } from "../../../../src/services/scheduler/plan-applier.ts";
 import { ReadyNodes } from "../../../../src/services/scheduler/ready-nodes.ts";
@@ -191,6 +194,19 @@ describe.each([1, 2])("scheduler threads (%i workers)", (workers) => {
     expect(outcome.atIndex).toBeGreaterThanOrEqual(minIndex);
     expect(outcome.timings.waitMs).toBeGreaterThan(10);
     expect(Object.values(outcome.placed).flat()).toHaveLength(3);
+  });
+
+  it("signs workload identities with the key it is sent, as the event loop would", async () => {
+    const main = await mainStore();
+    const threads = await threadsFor(main, workers);
+    const { signingKey } = await rootKeyMaterial("key-1", randomBytes(32));
+    const claims = (task: string) =>
+      identityClaims({ ID: "a1", Namespace: "default", JobID: "web" }, null, task, 1);
+    const inputs = ["web", "sidecar"].map((task) => signingInput("key-1", claims(task)));
+    const signatures = await threads.sign(signingKey, inputs);
+    expect(signatures.map((sig, i) => jwtOf(inputs[i]!, sig))).toEqual(
+      ["web", "sidecar"].map((task) => signIdentity("key-1", signingKey, claims(task))),
+    );
   });
 
   it("replicas started while the store keeps applying end up at its index", async () => {
