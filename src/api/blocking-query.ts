@@ -67,11 +67,6 @@ export async function blockingQuery<T>(
  * query string (client RPCs carry MinQueryIndex and MaxQueryTime in their
  * body): re-runs `run` whenever an applied batch changes what it `watches`,
  * until its index passes `minIndex` or the wait runs out.
- *
- * With `unchanged`, a woken read whose answer is the same as the one it
- * started blocking on keeps blocking although its index moved: the caller
- * would only ask again for what it has. The wait running out answers with
- * the latest index, as without it.
  */
 export async function runBlocking<T>(
   ctx: ApiContext,
@@ -79,7 +74,6 @@ export async function runBlocking<T>(
   { minIndex, waitMs }: BlockingParams,
   watches: readonly Watch[],
   run: () => ReadResult<T> | Promise<ReadResult<T>>,
-  unchanged?: (blockedOn: T, now: T) => boolean,
 ): Promise<ReadResult<T>> {
   // Armed before each run, so a change applied while the read runs (it may
   // yield) or before the wait begins still wakes it.
@@ -89,10 +83,8 @@ export async function runBlocking<T>(
     // The past does not change: a read at an index answers at once.
     const past = request.view?.atIndex !== undefined;
     if (minIndex > 0 && result.index <= minIndex && !past) {
-      const blockedOn = result.body;
       const deadline = Date.now() + waitMs + Math.random() * (waitMs / JITTER_FRACTION);
-      const answers = (r: ReadResult<T>) => r.index > minIndex && !unchanged?.(blockedOn, r.body);
-      while (!answers(result) && !callerGone(request)) {
+      while (result.index <= minIndex && !callerGone(request)) {
         const remaining = deadline - Date.now();
         if (remaining <= 0) break;
         if ((await nextChange(ctx, request, change.changed, remaining)) !== "changed") break;

@@ -79,10 +79,10 @@ export async function startLoadServer(args: readonly string[], dataDir: string):
       seq++;
       child.kill("SIGUSR2");
       for (let waited = 0; waited < 10_000; waited += 20) {
-        const figures = await readFile(probeFile, "utf8").then(
-          (text) => JSON.parse(text) as LoopDelay & { seq: number },
-          () => undefined,
-        );
+        // Not there yet, or (written by an older probe) not whole yet: read again.
+        const figures = await readFile(probeFile, "utf8")
+          .then((text) => JSON.parse(text) as LoopDelay & { seq: number })
+          .catch(() => undefined);
         if (figures && figures.seq >= seq) return figures;
         await new Promise((r) => setTimeout(r, 20));
       }

@@ -3,7 +3,7 @@
 // written as JSON to CHRONOMAD_LOOP_PROBE_FILE. The benchmark resets it when
 // the placement burst starts and reads it when the burst ends. Plain
 // JavaScript: it loads before the server registers its TypeScript loader.
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 
 const file = process.env.CHRONOMAD_LOOP_PROBE_FILE;
@@ -21,7 +21,9 @@ if (file) {
       max_ms: ms(delay.max),
       count: delay.count,
     };
-    writeFileSync(file, JSON.stringify(figures));
+    // Whole or not at all: the benchmark may read it at any moment.
+    writeFileSync(`${file}.tmp`, JSON.stringify(figures));
+    renameSync(`${file}.tmp`, file);
     delay.reset();
   });
 }

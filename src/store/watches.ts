@@ -8,13 +8,22 @@ import type { IndexedRow } from "./table.ts";
  * under one value of a table's secondary index, or one row by primary key.
  * Nomad's memdb watch sets are as fine: a client's Node.GetClientAllocs
  * wakes when its own allocations change, not when any allocation does.
+ * An index-value watch may be finer still: with `changes`, only the changes
+ * of its rows for which it is true wake it (a row added or removed is
+ * `before` or `after` undefined).
  */
 export type Watch =
   | string
-  | { readonly table: string; readonly index: string; readonly value: string }
+  | {
+      readonly table: string;
+      readonly index: string;
+      readonly value: string;
+      readonly changes?: (before: unknown, after: unknown) => boolean;
+    }
   | { readonly table: string; readonly key: string };
 
 type Wake = () => void;
+type ChangeFilter = (before: unknown, after: unknown) => boolean;
 
 /**
  * Wakes blocking reads once an applied batch changed what they watch. Row
@@ -31,6 +40,8 @@ export class Watches {
   /** table -> key -> wakes */
   private readonly byKey = new Map<string, Map<string, Set<Wake>>>();
   private readonly due = new Set<Wake>();
+  /** The wakes registered by a watch with `changes`, and its filter. */
+  private readonly filters = new WeakMap<Wake, ChangeFilter>();
   private readonly subscriptions: Subscription[];
 
   constructor(private readonly store: Store) {
@@ -47,7 +58,7 @@ export class Watches {
   once(watches: readonly Watch[], wake: Wake): () => void {
     // Where each registration sits, so that cancelling also drops emptied
     // sets: watched row keys come and go with the rows.
-    const registered: [Map<string, Set<Wake>>, string][] = [];
+    const registered: [Map<string, Set<Wake>>, string, Wake][] = [];
     let done = false;
     const fire = () => {
       if (done) return;
@@ -56,9 +67,9 @@ export class Watches {
     };
     const cancel = () => {
       done = true;
-      for (const [map, key] of registered) {
+      for (const [map, key, entry] of registered) {
         const set = map.get(key);
-        if (set?.delete(fire) && set.size === 0) map.delete(key);
+        if (set?.delete(entry) && set.size === 0) map.delete(key);
       }
       this.due.delete(fire);
     };
@@ -74,8 +85,14 @@ export class Watches {
         set = new Set();
         map.set(key, set);
       }
-      set.add(fire);
-      registered.push([map, key]);
+      // A filtered watch gets an entry of its own: the same read may also watch unfiltered.
+      let entry = fire;
+      if (typeof w !== "string" && "changes" in w && w.changes) {
+        entry = () => fire();
+        this.filters.set(entry, w.changes);
+      }
+      set.add(entry);
+      registered.push([map, key, entry]);
     }
     return cancel;
   }
@@ -94,11 +111,12 @@ export class Watches {
       if (values.size === 0) continue;
       const valuesOf = table.spec.indexes?.[index];
       if (!valuesOf) continue;
-      for (const row of [c.before, c.after]) {
-        if (row === undefined) continue;
-        const v = valuesOf(row as IndexedRow);
-        if (typeof v === "string") this.mark(values.get(v));
-        else if (v) for (const one of v) this.mark(values.get(one));
+      const before = c.before === undefined ? undefined : valuesOf(c.before as IndexedRow);
+      const after = c.after === undefined ? undefined : valuesOf(c.after as IndexedRow);
+      // A row that stays under its value is one change to that value's watchers.
+      for (const v of typeof before === "string" && before === after ? [before] : [before, after]) {
+        if (typeof v === "string") this.mark(values.get(v), c);
+        else if (v) for (const one of v) this.mark(values.get(one), c);
       }
     }
   }
@@ -111,8 +129,12 @@ export class Watches {
     for (const wake of wakes) wake();
   }
 
-  private mark(wakes: Set<Wake> | undefined): void {
-    if (wakes) for (const w of wakes) this.due.add(w);
+  private mark(wakes: Set<Wake> | undefined, change?: Change): void {
+    if (!wakes) return;
+    for (const w of wakes) {
+      const changes = change && this.filters.get(w);
+      if (!changes || changes(change.before, change.after)) this.due.add(w);
+    }
   }
 }
 

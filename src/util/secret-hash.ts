@@ -1,4 +1,14 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import * as crypto from "node:crypto";
+
+/**
+ * SHA-256 of a secret. crypto.hash (Node 20.12 and later; `engines` allows
+ * 20.11) makes no Hash object: half the cost of createHash, paid on every
+ * client call a node authenticates.
+ */
+const sha256: (text: string) => Buffer =
+  typeof crypto.hash === "function"
+    ? (text) => crypto.hash("sha256", text, "buffer")
+    : (text) => crypto.createHash("sha256").update(text, "utf8").digest();
 
 /**
  * Secrets (node SecretIDs, ACL token SecretIDs) never reach the log or a
@@ -7,12 +17,12 @@ import { createHash, timingSafeEqual } from "node:crypto";
  * hash can serve as a lookup key.
  */
 export function hashSecret(secret: string): string {
-  return createHash("sha256").update(secret, "utf8").digest("hex");
+  return sha256(secret).toString("hex");
 }
 
 /** Whether `secret` hashes to `storedHash`, compared in constant time. */
 export function secretMatches(secret: string, storedHash: string): boolean {
-  const presented = createHash("sha256").update(secret, "utf8").digest();
+  const presented = sha256(secret);
   const stored = Buffer.from(storedHash, "hex");
-  return stored.length === presented.length && timingSafeEqual(presented, stored);
+  return stored.length === presented.length && crypto.timingSafeEqual(presented, stored);
 }

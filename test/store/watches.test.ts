@@ -71,6 +71,38 @@ describe("Watches", () => {
     expect(red.count).toBe(1);
   });
 
+  it("wakes a filtered index-value watch only for the changes its filter takes", async () => {
+    const { put, remove, woken } = await setUp();
+    await put("a", "red");
+    const seen: [string | undefined, string | undefined][] = [];
+    // Only rows coming and going: a change of an existing row does not count.
+    const changes = (before: unknown, after: unknown) => {
+      seen.push([(before as Row | undefined)?.Name, (after as Row | undefined)?.Name]);
+      return before === undefined || after === undefined;
+    };
+    const filtered = () => woken([{ table: "teams", index: "team", value: "red", changes }]);
+    const first = filtered();
+    await put("a", "red");
+    expect(first.count).toBe(0);
+    await put("b", "red");
+    expect(first.count).toBe(1);
+    const second = filtered();
+    await remove("a");
+    expect(second.count).toBe(1);
+    expect(seen).toEqual([
+      ["a", "a"],
+      [undefined, "b"],
+      ["a", undefined],
+    ]);
+    // The same read may watch the value unfiltered too: either wakes it, once.
+    const both = woken([
+      { table: "teams", index: "team", value: "red", changes },
+      { table: "teams", index: "team", value: "red" },
+    ]);
+    await put("b", "red");
+    expect(both.count).toBe(1);
+  });
+
   it("wakes a key watch for its row, including its creation and deletion", async () => {
     const { put, remove, woken } = await setUp();
     const created = woken([{ table: "teams", key: "x" }]);

@@ -11,11 +11,12 @@ import type { ClientAllocsBody, GetAllocBody, GetAllocsBody } from "./schemas.ts
  * AllocModifyIndex (bumped by server-side changes only), blocking until the
  * index passes MinQueryIndex. An unknown node gets an empty map, as in Nomad.
  *
- * Unlike Nomad's, a blocked call is not answered when only its allocations'
+ * Unlike Nomad's, a blocked call is not woken when only its allocations'
  * ModifyIndex moved (the client's own status updates): Nomad's client would
  * compare the map, find nothing to pull and ask again at once. At 5,000
  * nodes that round trip came back after every batch of client updates, and
  * was most of the client calls the server answered during a placement burst.
+ * Its wait running out, it answers with the latest index, as Nomad's does.
  */
 export const getClientAllocs: RpcHandler = async ({ api }, request) => {
   const body = (request.body ?? {}) as ClientAllocsBody;
@@ -25,9 +26,10 @@ export const getClientAllocs: RpcHandler = async ({ api }, request) => {
   }
   const { allocs } = api.tables;
   let firstCount: number | undefined;
-  // Woken by changes to this node's allocations only, as Nomad's watch set on AllocsByNode.
-  const watch = [{ table: "allocs", index: "node", value: body.NodeID }];
-  const read = () => {
+  // Woken by changes to this node's allocations only, as Nomad's watch set on
+  // AllocsByNode, and only by those that change the map.
+  const watch = [{ table: "allocs", index: "node", value: body.NodeID, changes: changesMap }];
+  const result = await runBlocking(api, request, blockingParams(body, MAX_WAIT_MS), watch, () => {
     const rows = allocs.by("node", body.NodeID!);
     firstCount ??= rows.length;
     const out: Record<string, number> = {};
@@ -43,18 +45,15 @@ export const getClientAllocs: RpcHandler = async ({ api }, request) => {
     // a client asking with MinQueryIndex 0 is answered at once, and would ask
     // again at once, for as long as no allocation was ever written.
     return { index: Math.max(index, 1), body: out };
-  };
-  const result = await runBlocking(api, request, blockingParams(body, MAX_WAIT_MS), watch, read, sameMap);
+  });
   return { Allocs: result.body, MigrateTokens: {}, ...queryMeta(api, result.index) };
 };
 
-function sameMap(a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): boolean {
-  let n = 0;
-  for (const id in b) {
-    if (a[id] !== b[id]) return false;
-    n++;
-  }
-  return n === Object.keys(a).length;
+/** Whether a change of one of a node's allocations changes what GetClientAllocs answers: added, removed, moved or changed by the server. */
+function changesMap(before: unknown, after: unknown): boolean {
+  const b = before as AllocRow | undefined;
+  const a = after as AllocRow | undefined;
+  return !b || !a || b.AllocModifyIndex !== a.AllocModifyIndex || b.NodeID !== a.NodeID;
 }
 
 /**
