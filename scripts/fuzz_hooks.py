@@ -3,7 +3,10 @@
 - Blocking queries: `?index=N` waits until the table passes N, up to `wait`
   (5 minutes by default), as Nomad does. A fuzzed N above the current index
   would hold the request for minutes and end as a timeout, so a request that
-  carries `index` gets a short `wait`; `wait` alone is still fuzzed.
+  carries `index` gets a short `wait`; `wait` alone is still fuzzed. The
+  client RPCs block the same way on a body's `MinQueryIndex`, up to its
+  `MaxQueryTime` (nanoseconds): a body that carries the one gets a short
+  other.
 - Bookkeeping: every call is appended as one JSON line to $FUZZ_CALLS
   (method, path, query, status, what schemathesis meant the case to test and
   which parts it made invalid, and the body of writes), from which fuzz.sh counts requests and 5xx. A
@@ -65,6 +68,8 @@ def _record(case, method, url, status, body=None):
 def before_call(context, case, kwargs):
     if isinstance(case.query, dict) and "index" in case.query:
         case.query["wait"] = "100ms"
+    if isinstance(case.body, dict) and "MinQueryIndex" in case.body:
+        case.body["MaxQueryTime"] = 100_000_000
     if _BASE is not None:
         _BEFORE.index = _log_last_index()
 
