@@ -18,12 +18,14 @@ export type Watch =
       readonly table: string;
       readonly index: string;
       readonly value: string;
-      readonly changes?: (before: unknown, after: unknown) => boolean;
+      readonly changes?: ChangeFilter;
     }
   | { readonly table: string; readonly key: string };
 
+/** Whether a change of a watched row (`before` or `after` undefined: added or removed) wakes the watch. */
+export type ChangeFilter = (before: unknown, after: unknown) => boolean;
+
 type Wake = () => void;
-type ChangeFilter = (before: unknown, after: unknown) => boolean;
 
 /**
  * Wakes blocking reads once an applied batch changed what they watch. Row
@@ -70,6 +72,8 @@ export class Watches {
       for (const [map, key, entry] of registered) {
         const set = map.get(key);
         if (set?.delete(entry) && set.size === 0) map.delete(key);
+        // A filtered watch's own entry may be due already, as `fire` may be.
+        this.due.delete(entry);
       }
       this.due.delete(fire);
     };

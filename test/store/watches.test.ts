@@ -103,6 +103,24 @@ describe("Watches", () => {
     expect(both.count).toBe(1);
   });
 
+  it("drops a filtered watch's pending wake when it is cancelled mid-batch", async () => {
+    const { store, put, woken, watches } = await setUp();
+    const filtered = woken([{ table: "teams", index: "team", value: "red", changes: () => true }]);
+    const due = (watches as unknown as { due: Set<unknown> }).due;
+    let dueWhenCancelled = -1;
+    // Subscribed after Watches: the change has marked the watch due when this runs.
+    const sub = store.change$.subscribe(() => {
+      if (dueWhenCancelled >= 0) return;
+      expect(due.size).toBe(1);
+      filtered.cancel();
+      dueWhenCancelled = due.size;
+    });
+    await put("a", "red");
+    sub.unsubscribe();
+    expect(dueWhenCancelled).toBe(0);
+    expect(filtered.count).toBe(0);
+  });
+
   it("wakes a key watch for its row, including its creation and deletion", async () => {
     const { put, remove, woken } = await setUp();
     const created = woken([{ table: "teams", key: "x" }]);
