@@ -1,3 +1,4 @@
+import { AllocServices, type NodeServices } from "./alloc-services.ts";
 import type { SimAllocSpec } from "./alloc-spec.ts";
 import type { DriverOptions, Range } from "./driver-options.ts";
 import { type HealthWatchParams, healthWatchParams, unhealthyEvent } from "./health-watch.ts";
@@ -37,6 +38,8 @@ export interface RunnerHost {
   readonly timers: TimerQueue;
   readonly driver: DriverOptions;
   readonly seed: string;
+  /** The node's native service registration (provider "nomad"); without it, none is made. */
+  readonly services?: NodeServices;
   /** The runner's state changed: the node buffers an update of it. */
   changed(runner: AllocRunner): void;
 }
@@ -85,6 +88,8 @@ export class AllocRunner {
   /** Runs while the tasks run, for min_healthy_time. */
   private healthyAfter: QueuedTimer | undefined;
   private readonly prng: Prng;
+  /** Its native services' hooks; undefined when the host registers none. */
+  private readonly services: AllocServices | undefined;
 
   constructor(
     spec: SimAllocSpec,
@@ -94,6 +99,7 @@ export class AllocRunner {
     this.desiredStatus = spec.DesiredStatus;
     this.allocModifyIndex = spec.AllocModifyIndex;
     this.prng = new Prng(`${host.seed}/alloc/${spec.ID}`);
+    this.services = host.services ? new AllocServices(spec, host.services) : undefined;
   }
 
   get ID(): string {
@@ -110,8 +116,9 @@ export class AllocRunner {
     const now = this.host.timers.now();
     for (const t of this.spec.Tasks) this.taskStates[t.Name] = newTaskState();
     this.event(events.received(now));
-    // The health hook's Prerun, before any task starts.
+    // The health hook's and the group service hook's Prerun, before any task starts.
     this.watchHealth();
+    this.services?.registerGroup();
     this.after(this.host.driver.setup, () => {
       this.phase = "pull";
       this.event(events.setup(this.host.timers.now()));
@@ -141,6 +148,7 @@ export class AllocRunner {
     }
     // Update hooks do not run for an allocation the server already counts as terminal.
     if (["complete", "failed", "lost"].includes(spec.ClientStatus)) return;
+    this.services?.update(spec);
     this.stopWatch();
     if (spec.DeploymentID !== previous.DeploymentID && this.deploymentStatus) {
       // Not sent by itself: the server hears of it with the next health.
@@ -153,7 +161,9 @@ export class AllocRunner {
    * Kills the tasks: "Killing", then after the driver's kill time "Terminated"
    * and "Killed"; complete. The health watch goes on, as Nomad's does (update
    * hooks do not run for a stop): tasks killed before they were healthy make
-   * the allocation unhealthy.
+   * the allocation unhealthy. Registered services are removed first (the
+   * group hook's PreKill, the task hooks' PreKilling), and the kill waits
+   * for their deletes to be answered, as Nomad's does.
    */
   stop(): void {
     if (this.phase === "dead" || this.phase === "killing") return;
@@ -165,10 +175,22 @@ export class AllocRunner {
     }
     this.phase = "killing";
     this.event(events.killing(now, KILL_TIMEOUT_MS));
-    this.after(this.host.driver.kill, () => {
-      const at = this.host.timers.now();
-      this.finish(at, [events.terminated(at, 0, SIGTERM), events.killed(at)], false);
-    });
+    const kill = () => {
+      // Destroyed while its services were being removed: nothing left to kill.
+      if (this.phase !== "killing") return;
+      this.after(this.host.driver.kill, () => {
+        const at = this.host.timers.now();
+        this.finish(at, [events.terminated(at, 0, SIGTERM), events.killed(at)], false);
+      });
+    };
+    const services = this.services;
+    if (!services?.registered) {
+      kill();
+      return;
+    }
+    services.deregisterGroup();
+    services.deregisterTasks();
+    void services.settled().then(kill);
   }
 
   /** The runner is gone (the server collected the allocation, or the simulator stops): no more updates. */
@@ -210,6 +232,7 @@ export class AllocRunner {
       if (s.StartedAt === "0001-01-01T00:00:00Z") s.StartedAt = rfc3339(now);
     }
     this.event(events.started(now));
+    this.services?.registerTasks();
     this.schedulePeriodic(true);
     this.trackTasks();
     const d = this.host.driver;
@@ -226,6 +249,8 @@ export class AllocRunner {
   private exit(code: number): void {
     const now = this.host.timers.now();
     this.cancelTimers();
+    // The task service hooks' Exited.
+    this.services?.deregisterTasks();
     if (code === 0) {
       this.finish(now, [events.terminated(now, 0)], false);
       return;
@@ -255,6 +280,9 @@ export class AllocRunner {
 
   private finish(now: number, list: readonly TaskEvent[], failed: boolean): void {
     this.phase = "dead";
+    // The tasks' Exited, then the group hook's Postrun: nothing of a finished allocation stays registered.
+    this.services?.deregisterTasks();
+    this.services?.deregisterGroup();
     for (const s of Object.values(this.taskStates)) {
       s.State = "dead";
       s.Failed = failed;

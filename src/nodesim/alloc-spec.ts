@@ -1,11 +1,14 @@
 import { parseDuration } from "../util/duration.ts";
+import { nomadServices, type SimNetworking, type SimService, simNetworking } from "./service-specs.ts";
 
 /** What a simulated allocation runner needs from a server Allocation, read each time it is pulled. */
 export interface SimAllocSpec {
   readonly ID: string;
   /** `<job>.<group>[<index>]`: a replacement keeps the name of the allocation it replaces. */
   readonly Name: string;
+  readonly Namespace: string;
   readonly JobID: string;
+  readonly JobName: string;
   readonly TaskGroup: string;
   readonly JobType: string;
   readonly Tasks: readonly SimTaskSpec[];
@@ -20,6 +23,12 @@ export interface SimAllocSpec {
   readonly DesiredStatus: string;
   readonly ClientStatus: string;
   readonly AllocModifyIndex: number;
+  /** DeploymentStatus.Canary: a canary registers its services' canary tags. */
+  readonly Canary: boolean;
+  /** The group's services with `provider = "nomad"`. */
+  readonly GroupServices: readonly SimService[];
+  /** Where its services are reached (AllocatedResources). */
+  readonly Networking: SimNetworking;
 }
 
 /** The health settings of an update or migrate block; durations in milliseconds. */
@@ -38,6 +47,8 @@ export interface SimTaskSpec {
   readonly RunFor?: number;
   /** mock_driver's `exit_code`. */
   readonly ExitCode?: number;
+  /** The task's services with `provider = "nomad"`. */
+  readonly Services: readonly SimService[];
 }
 
 type Json = Record<string, unknown>;
@@ -73,15 +84,18 @@ export function simAllocSpec(alloc: Json, defaultRestartDelayMs: number): SimAll
         Name: t.Name as string,
         RunFor: durationMs(config?.run_for),
         ExitCode: num(config?.exit_code),
+        Services: nomadServices(t.Services),
       };
     });
-  if (tasks.length === 0) tasks.push({ Name: str(alloc.TaskGroup) || "task" });
+  if (tasks.length === 0) tasks.push({ Name: str(alloc.TaskGroup) || "task", Services: [] });
   const restart = obj(group?.RestartPolicy);
   const restartDelayNs = num(restart?.Delay);
   return {
     ID: str(alloc.ID),
     Name: str(alloc.Name),
+    Namespace: str(alloc.Namespace) || "default",
     JobID: str(alloc.JobID),
+    JobName: str(job?.Name) || str(alloc.JobID),
     TaskGroup: str(alloc.TaskGroup),
     JobType: str(job?.Type) || "service",
     Tasks: tasks,
@@ -93,6 +107,9 @@ export function simAllocSpec(alloc: Json, defaultRestartDelayMs: number): SimAll
     DesiredStatus: str(alloc.DesiredStatus) || "run",
     ClientStatus: str(alloc.ClientStatus) || "pending",
     AllocModifyIndex: num(alloc.AllocModifyIndex) ?? 0,
+    Canary: obj(alloc.DeploymentStatus)?.Canary === true,
+    GroupServices: nomadServices(group?.Services),
+    Networking: simNetworking(alloc.AllocatedResources),
   };
 }
 

@@ -23,6 +23,11 @@ export const DEFAULT_SHAPE: NodeShape = {
   drivers: ["docker", "exec", "raw_exec", "mock_driver"],
 };
 
+/** The host network address of the simulated node with this index. */
+export function nodeIP(index: number): string {
+  return `10.${(index >> 16) & 255}.${(index >> 8) & 255}.${index & 255}`;
+}
+
 /**
  * The Node struct a simulated client registers, shaped like a Nomad 1.x
  * client's fingerprint: attributes, NodeResources, drivers and one host
@@ -32,7 +37,7 @@ export function nodeBody(
   node: { readonly id: string; readonly secret: string; readonly name: string; readonly index: number },
   shape: NodeShape,
 ): Record<string, unknown> {
-  const ip = `10.${(node.index >> 16) & 255}.${(node.index >> 8) & 255}.${node.index & 255}`;
+  const ip = nodeIP(node.index);
   const attributes: Record<string, string> = {
     "kernel.name": "linux",
     "kernel.version": "6.1.0",
@@ -46,6 +51,8 @@ export function nodeBody(
     "nomad.version": "1.9.0",
     "unique.hostname": node.name,
     "unique.network.ip-address": ip,
+    // Its native service discovery is on (a client's default), as jobs with nomad services require.
+    "nomad.service_discovery": "true",
   };
   const drivers: Record<string, unknown> = {};
   for (const d of shape.drivers) {

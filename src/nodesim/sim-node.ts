@@ -1,12 +1,14 @@
 import type { Logger } from "pino";
 import { AllocRunner, type RunnerHost } from "./alloc-runner.ts";
+import type { NodeServices } from "./alloc-services.ts";
 import { simAllocSpec } from "./alloc-spec.ts";
 import { AllocSync } from "./alloc-sync.ts";
 import type { Counters } from "./counters.ts";
 import type { DriverOptions } from "./driver-options.ts";
-import { type NodeShape, nodeBody } from "./node-body.ts";
+import { type NodeShape, nodeBody, nodeIP } from "./node-body.ts";
 import { type Prng, stagger } from "./prng.ts";
 import { type RpcCaller, RpcError } from "./rpc-client.ts";
+import { NodeServiceCalls } from "./service-calls.ts";
 import type { SyncWheel } from "./sync-wheel.ts";
 import type { QueuedTimer, TimerQueue } from "./timer-queue.ts";
 
@@ -65,6 +67,8 @@ export class SimNode implements RunnerHost {
   readonly runners = new Map<string, AllocRunner>();
   /** The order of the three calls at the last reconnect. */
   lastReconnectOrder: readonly string[] = [];
+  /** Its runners register their native services through it. */
+  readonly services: NodeServices;
   private readonly sync: AllocSync;
   private ttlMs = 0;
   private lastHeartbeatOk = 0;
@@ -83,6 +87,12 @@ export class SimNode implements RunnerHost {
     this.secret = prng.uuid();
     this.name = `${host.shape.namePrefix}-${String(index).padStart(5, "0")}`;
     this.sync = new AllocSync(host, this, prng);
+    this.services = {
+      node: { ID: this.id, Name: this.name, Datacenter: host.shape.datacenter, IP: nodeIP(index) },
+      calls: new NodeServiceCalls(host.rpc, host.timers, this, host.logger),
+      failed: (allocID, err) =>
+        host.logger.debug({ err, node: this.name, alloc: allocID }, "services not registered"),
+    };
   }
 
   get up(): boolean {
