@@ -103,6 +103,11 @@ export class PlacementStack {
     this.limit = batch ? 2 : Math.max(2, Math.ceil(Math.log2(Math.max(1, poolSize))));
   }
 
+  /** Whether placements should record what their search saw (the job has affinities, spreads or distinct_property). */
+  get explains(): boolean {
+    return this.preferences !== undefined;
+  }
+
   /** The best node for one allocation of `tg`, and the metric of the search. */
   select(tg: TaskGroupSpec, options: SelectOptions = {}): { selection?: Selection; metric: AllocMetric } {
     const metric = this.newMetric();
