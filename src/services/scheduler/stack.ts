@@ -279,18 +279,24 @@ export class PlacementStack {
 
 /** Nomad's ScoreMetaData: the best few options with every score Nomad records for them, zeros included. */
 function scoreMeta(picked: readonly RankedOption[]): NodeScoreMeta[] {
-  return [...picked]
-    .sort((a, b) => b.final - a.final)
-    .slice(0, SCORE_META_KEPT)
-    .map((o) => ({
-      NodeID: o.node.ID,
-      Scores: {
-        binpack: o.binpack,
-        "job-anti-affinity": o.antiAffinity,
-        "node-reschedule-penalty": o.penalized ? RESCHEDULE_PENALTY : 0,
-        ...(o.affinity === undefined ? {} : { "node-affinity": o.affinity }),
-        ...(o.spread === 0 ? {} : { "allocation-spread": o.spread }),
-      },
-      NormScore: o.final,
-    }));
+  // The best few in one pass: with affinities or spreads thousands of nodes may be scored.
+  const best: RankedOption[] = [];
+  for (const o of picked) {
+    if (best.length === SCORE_META_KEPT && o.final <= best[best.length - 1]!.final) continue;
+    let i = best.length;
+    while (i > 0 && best[i - 1]!.final < o.final) i--;
+    best.splice(i, 0, o);
+    if (best.length > SCORE_META_KEPT) best.pop();
+  }
+  return best.map((o) => ({
+    NodeID: o.node.ID,
+    Scores: {
+      binpack: o.binpack,
+      "job-anti-affinity": o.antiAffinity,
+      "node-reschedule-penalty": o.penalized ? RESCHEDULE_PENALTY : 0,
+      ...(o.affinity === undefined ? {} : { "node-affinity": o.affinity }),
+      ...(o.spread === 0 ? {} : { "allocation-spread": o.spread }),
+    },
+    NormScore: o.final,
+  }));
 }
