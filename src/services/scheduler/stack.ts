@@ -85,6 +85,7 @@ export class PlacementStack {
   private readonly slots: (NodeSlot | null | undefined)[] = [];
   /** Affinities, spreads and distinct_property; undefined for a job without any. */
   private readonly preferences: PlacementPreferences | undefined;
+  private raisedLimit: number | undefined;
 
   constructor(
     private readonly nodes: Table<NodeRow>,
@@ -116,7 +117,9 @@ export class PlacementStack {
     const cacheable = this.feasibility.cacheable(tg);
     const distinct = this.feasibility.hasDistinctHosts(tg);
     const prefs = this.preferences?.forGroup(tg);
-    const limit = prefs?.limit ?? this.limit;
+    // Nomad raises the limit for a group with affinities or spreads, and the raised limit stays for the evaluation's later placements.
+    if (prefs?.limit !== undefined) this.raisedLimit = prefs.limit;
+    const limit = this.raisedLimit ?? this.limit;
     const picked: RankedOption[] = [];
     const skipped: RankedOption[] = [];
     for (let visited = 0; visited < n && picked.length < limit; visited++) {
