@@ -401,6 +401,30 @@ function groupOf(job: JobRow, name: string): TaskGroupSpec | undefined {
   return job.TaskGroups.find((tg) => tg.Name === name);
 }
 
+/** Nomad's AllocMetric of a placement: what the placement recorded of its search, Nomad's zero values elsewhere. */
+function placedMetrics(p: AllocPlacement): AllocRow["Metrics"] {
+  const m = p.Metrics;
+  return {
+    NodesEvaluated: p.NodesEvaluated ?? 0,
+    NodesFiltered: m?.NodesFiltered ?? 0,
+    NodesInPool: m?.NodesInPool ?? 0,
+    NodesAvailable: m?.NodesAvailable ?? null,
+    ClassFiltered: m?.ClassFiltered ?? null,
+    ConstraintFiltered: m?.ConstraintFiltered ?? null,
+    NodesExhausted: m?.NodesExhausted ?? 0,
+    ClassExhausted: m?.ClassExhausted ?? null,
+    DimensionExhausted: m?.DimensionExhausted ?? null,
+    QuotaExhausted: null,
+    ResourcesExhausted: null,
+    Scores: null,
+    ScoreMetaData:
+      m?.ScoreMetaData ??
+      (p.Score === undefined ? null : [{ NodeID: p.NodeID, Scores: null, NormScore: p.Score }]),
+    AllocationTime: 0,
+    CoalescedFailures: 0,
+  } as AllocRow["Metrics"];
+}
+
 /** A compact placement made whole: Nomad's Allocation as the generic scheduler builds it. */
 function placedRow(
   p: AllocPlacement,
@@ -428,22 +452,7 @@ function placedRow(
     SharedResources: resources.SharedResources,
     TaskResources: resources.TaskResources,
     AllocatedResources: resources.AllocatedResources,
-    Metrics: {
-      NodesEvaluated: p.NodesEvaluated ?? 0,
-      NodesFiltered: 0,
-      NodesAvailable: null,
-      ClassFiltered: null,
-      ConstraintFiltered: null,
-      NodesExhausted: 0,
-      ClassExhausted: null,
-      DimensionExhausted: null,
-      QuotaExhausted: null,
-      ResourcesExhausted: null,
-      Scores: null,
-      ScoreMetaData: p.Score === undefined ? null : [{ NodeID: p.NodeID, Scores: null, NormScore: p.Score }],
-      AllocationTime: 0,
-      CoalescedFailures: 0,
-    },
+    Metrics: placedMetrics(p),
     DesiredStatus: "run",
     DesiredDescription: "",
     DesiredTransition: {},

@@ -218,6 +218,31 @@ export interface AllocPlacement {
   readonly PreviousAllocation?: string;
   readonly RescheduleTracker?: { readonly Events: readonly RescheduleEvent[] };
   readonly Canary?: boolean;
+  /**
+   * What the search for the node saw (Nomad's AllocMetric), when it has
+   * something to explain: the job has affinities, spreads or
+   * distinct_property, or nodes were filtered or exhausted. Only the fields
+   * that are not Nomad's zero values; absent, the allocation's Metrics has
+   * NodesEvaluated and the chosen node's score alone.
+   */
+  readonly Metrics?: PlacementMetrics;
+}
+
+/** The parts of Nomad's AllocMetric a placement records (src/services/scheduler/metrics.ts explanation). */
+export interface PlacementMetrics {
+  readonly NodesFiltered?: number;
+  readonly NodesInPool?: number;
+  readonly NodesAvailable?: Readonly<Record<string, number>>;
+  readonly ClassFiltered?: Readonly<Record<string, number>>;
+  readonly ConstraintFiltered?: Readonly<Record<string, number>>;
+  readonly NodesExhausted?: number;
+  readonly ClassExhausted?: Readonly<Record<string, number>>;
+  readonly DimensionExhausted?: Readonly<Record<string, number>>;
+  readonly ScoreMetaData?: readonly {
+    readonly NodeID: string;
+    readonly Scores: Readonly<Record<string, number>>;
+    readonly NormScore: number;
+  }[];
 }
 
 export interface AllocFollowup {

@@ -12,6 +12,7 @@ import { inFreshProcess } from "../bench/fresh-process.ts";
 import { benchHeartbeats } from "../bench/heartbeat-bench.ts";
 import { benchIdentity } from "../bench/identity-bench.ts";
 import { benchKafkaLog } from "../bench/kafka-log-bench.ts";
+import { benchPreferences } from "../bench/preferences-bench.ts";
 import { benchRegistration, type RegistrationBenchOptions } from "../bench/registration-bench.ts";
 import { benchScheduler } from "../bench/scheduler-bench.ts";
 import { benchVisible } from "../bench/store-bench.ts";
@@ -22,6 +23,7 @@ type Figures = Record<string, object | number>;
 const USAGE = `Usage: chronomad bench [--json] [--eval-delete | --all]
        chronomad bench --registration [--vs URL] [--jobs N] [--concurrency C]
                        [--warmup N] [--fsync always|never] [--pause-broker] [--json]
+       chronomad bench --preferences [--json]
 
 Runs chronomad's benchmarks (file log appends, replay, append-to-visible,
 filters, event stream, heartbeats, ACLs, scheduler, job registrations,
@@ -50,6 +52,11 @@ pending. It uses only Nomad's API, so it measures any Nomad-API server.
   --fsync MODE    the in-process chronomad's --fsync (default always)
   --pause-broker  register with the eval broker paused (the write path
                   alone; evaluations are not waited for)
+
+The placement preferences benchmark alone (--preferences): the plan of a
+job of 1,000 allocations over 5,000 nodes in four datacenters, computed
+with a count only, then with a spread over datacenters and an affinity to
+a node class (Nomad then scores max(count, 100) nodes per placement).
 `;
 
 /**
@@ -67,11 +74,18 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
     process.stderr.write(`chronomad bench: ${parsed}\n\n${USAGE}`);
     return 2;
   }
-  const { json, evalDelete, registration } = parsed;
+  const { json, evalDelete, registration, preferences } = parsed;
   const progress = (what: string) => process.stderr.write(`bench: ${what}...\n`);
   const figures: Figures = {};
   if (registration) {
     figures.registration = await benchRegistration({ ...registration, progress });
+    return report(figures, json, out, false);
+  }
+  if (preferences) {
+    progress(
+      "placement preferences: 1,000 allocations over 5,000 nodes, count only, then spread and affinity",
+    );
+    figures.preferences = await benchPreferences();
     return report(figures, json, out, false);
   }
 
@@ -144,11 +158,13 @@ interface BenchArgs {
   readonly evalDelete: boolean;
   /** Set when only the registration benchmark runs. */
   readonly registration: RegistrationBenchOptions | undefined;
+  /** Set when only the placement preferences benchmark runs. */
+  readonly preferences: boolean;
 }
 
 /** The arguments, or what is wrong with them. */
 function parseArgs(args: readonly string[]): BenchArgs | string {
-  const flags = ["--json", "--eval-delete", "--all", "--registration", "--pause-broker"];
+  const flags = ["--json", "--eval-delete", "--all", "--registration", "--pause-broker", "--preferences"];
   const valued = ["--vs", "--jobs", "--concurrency", "--warmup", "--fsync"];
   const seen = new Set<string>();
   const values = new Map<string, string>();
@@ -186,6 +202,7 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
     registration: registrationOnly
       ? { url, jobs, concurrency, warmup, fsync, pauseBroker: seen.has("--pause-broker") }
       : undefined,
+    preferences: seen.has("--preferences") && !registrationOnly,
   };
 }
 

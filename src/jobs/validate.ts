@@ -11,6 +11,11 @@ import { JOB_TYPES } from "../../streams/jobs.ts";
 import { formatErrors, goDuration } from "./multierror.ts";
 import { compileRegexp } from "./regexp.ts";
 import { validateGroupScaling } from "./scaling-policy.ts";
+import {
+  affinityBlockErrors,
+  spreadBlockErrors,
+  taskConstraintOperandErrors,
+} from "./validate-preferences.ts";
 
 /** Nomad's priority bounds (JobMinPriority, default JobMaxPriority). */
 export const JOB_MIN_PRIORITY = 1;
@@ -51,6 +56,7 @@ export function jobValidationErrors(job: JobSpec): string[] {
     const err = validateConstraint(c);
     if (err) errors.push(`Constraint ${i + 1} validation failed: ${err}`);
   });
+  errors.push(...affinityBlockErrors(job.Type, job), ...spreadBlockErrors(job.Type, job));
   const seen = new Map<string, number>();
   job.TaskGroups.forEach((tg, i) => {
     if (tg.Name === "") errors.push(`Job task group ${i + 1} missing name`);
@@ -100,8 +106,10 @@ function validateTaskGroup(job: JobSpec, tg: TaskGroupSpec): string[] {
     const err = validateConstraint(c);
     if (err) errors.push(`Constraint ${i + 1} validation failed: ${err}`);
   });
+  errors.push(...affinityBlockErrors(job.Type, tg));
   if (tg.RestartPolicy) errors.push(...validateRestart(tg.RestartPolicy));
   else errors.push(`Task Group ${tg.Name} should have a restart policy`);
+  errors.push(...spreadBlockErrors(job.Type, tg));
   if (job.Type !== "system") {
     if (tg.ReschedulePolicy) errors.push(...validateReschedule(tg.ReschedulePolicy));
   } else if (tg.ReschedulePolicy) {
@@ -129,7 +137,11 @@ function validateTaskGroup(job: JobSpec, tg: TaskGroupSpec): string[] {
   const scaling = validateGroupScaling(tg);
   if (scaling) errors.push(scaling);
   for (const t of tg.Tasks) {
-    const taskErrors = validateTask(t, tg.EphemeralDisk.SizeMB);
+    const taskErrors = [
+      ...validateTask(t, tg.EphemeralDisk.SizeMB),
+      ...taskConstraintOperandErrors(t.Constraints),
+      ...affinityBlockErrors(job.Type, t),
+    ];
     if (taskErrors.length > 0) errors.push(`Task ${t.Name} validation failed: ${formatErrors(taskErrors)}`);
   }
   return errors;

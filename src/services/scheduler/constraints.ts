@@ -45,6 +45,23 @@ export function meetsConstraint(c: Constraint, node: NodeRow): boolean {
   return checkConstraint(c.Operand, l, r);
 }
 
+/** Go's strconv.ParseBool; undefined for anything else. */
+export function parseGoBool(s: string): boolean | undefined {
+  if (["1", "t", "T", "true", "TRUE", "True"].includes(s)) return true;
+  if (["0", "f", "F", "false", "FALSE", "False"].includes(s)) return false;
+  return undefined;
+}
+
+/**
+ * Nomad's hasDistinctHostsConstraint: the first distinct_hosts constraint
+ * decides; an empty or unparsable RTarget means true.
+ */
+export function hasDistinctHostsConstraint(constraints: readonly Constraint[] | null): boolean {
+  const c = (constraints ?? []).find((x) => x.Operand === "distinct_hosts");
+  if (!c) return false;
+  return c.RTarget === "" || parseGoBool(c.RTarget) !== false;
+}
+
 export function checkConstraint(operand: string, l: string | undefined, r: string | undefined): boolean {
   const found = l !== undefined && r !== undefined;
   switch (operand) {
@@ -54,7 +71,8 @@ export function checkConstraint(operand: string, l: string | undefined, r: strin
       return found && l === r;
     case "!=":
     case "not":
-      return l !== r;
+      // Nomad compares a missing target as "".
+      return (l ?? "") !== (r ?? "");
     case "<":
     case "<=":
     case ">":

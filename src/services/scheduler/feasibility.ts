@@ -1,7 +1,7 @@
 import type { JobRow } from "../../../projections/jobs.ts";
 import type { NodeRow } from "../../../projections/nodes.ts";
 import type { Constraint, TaskGroupSpec } from "../../../streams/jobs.ts";
-import { escapes, meetsConstraint } from "./constraints.ts";
+import { escapes, hasDistinctHostsConstraint, meetsConstraint } from "./constraints.ts";
 import type { AllocMetric } from "./metrics.ts";
 import type { NodeUse } from "./plan.ts";
 import { inJobPlacement, isReadyNode } from "./ready-nodes.ts";
@@ -39,7 +39,7 @@ export class Feasibility {
   constructor(private readonly job: JobRow) {
     this.jobConstraints = job.Constraints ?? [];
     this.jobEscaped = this.jobConstraints.some(escapes);
-    this.jobDistinctHosts = this.jobConstraints.some(isDistinctHosts);
+    this.jobDistinctHosts = hasDistinctHostsConstraint(this.jobConstraints);
   }
 
   /** Whether some verdict could not be cached by class (Nomad's HasEscaped). */
@@ -83,7 +83,7 @@ export class Feasibility {
       g = {
         constraints,
         escaped: constraints.some(escapes),
-        distinctHosts: (tg.Constraints ?? []).some(isDistinctHosts),
+        distinctHosts: hasDistinctHostsConstraint(tg.Constraints),
         byClass: new Map(),
       };
       this.groups.set(tg.Name, g);
@@ -162,8 +162,6 @@ export class Feasibility {
     return out;
   }
 }
-
-const isDistinctHosts = (c: Constraint) => c.Operand === "distinct_hosts" && c.RTarget !== "false";
 
 function groupConstraints(tg: TaskGroupSpec): Constraint[] {
   const all = [...(tg.Constraints ?? [])];

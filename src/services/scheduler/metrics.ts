@@ -1,3 +1,4 @@
+import type { PlacementMetrics } from "../../../streams/allocs.ts";
 import type { TaskGroupSpec } from "../../../streams/jobs.ts";
 
 /** One node's scores for a placement (Nomad's NodeScoreMeta). */
@@ -87,6 +88,27 @@ export class AllocMetric {
         DiskMB: prev.DiskMB ?? 0,
       };
     }
+  }
+
+  /** Whether the search has more to tell than the chosen node's score: nodes filtered or exhausted. */
+  get eventful(): boolean {
+    return this.NodesFiltered > 0 || this.NodesExhausted > 0;
+  }
+
+  /** What a placement records of the search (its non-zero fields; NodesEvaluated travels on its own). */
+  explanation(): PlacementMetrics {
+    const out: { -readonly [K in keyof PlacementMetrics]: PlacementMetrics[K] } = {};
+    if (this.NodesFiltered > 0) out.NodesFiltered = this.NodesFiltered;
+    if (this.NodesInPool > 0) out.NodesInPool = this.NodesInPool;
+    if (this.NodesAvailable) out.NodesAvailable = this.NodesAvailable;
+    if (this.ClassFiltered) out.ClassFiltered = this.ClassFiltered;
+    if (this.ConstraintFiltered) out.ConstraintFiltered = this.ConstraintFiltered;
+    if (this.NodesExhausted > 0) out.NodesExhausted = this.NodesExhausted;
+    if (this.ClassExhausted) out.ClassExhausted = this.ClassExhausted;
+    if (this.DimensionExhausted) out.DimensionExhausted = this.DimensionExhausted;
+    const scores = this.ScoreMetaData;
+    if (scores && scores.length > 0) out.ScoreMetaData = scores;
+    return out;
   }
 
   toJSON(): Record<string, unknown> {

@@ -33,11 +33,13 @@ export class Plan {
   deploymentUpdates: DeploymentStatusUpdate[] = [];
   deploymentID = "";
   private readonly perNode = new Map<string, NodeUse>();
+  /** Told of every stop the plan takes (+1) or takes back (-1): property sets follow them (property-set.ts). */
+  readonly stopWatchers: ((a: AllocRow, delta: 1 | -1) => void)[] = [];
 
   constructor(
     readonly evalID: string,
     readonly job: JobRow | undefined,
-    private readonly allocs: Table<AllocRow>,
+    readonly allocs: Table<AllocRow>,
     private readonly nowNs: number,
   ) {}
 
@@ -72,6 +74,7 @@ export class Plan {
     });
     const use = this.perNode.get(a.NodeID);
     if (use && !isTerminalAlloc(a)) use.remove(a);
+    for (const w of this.stopWatchers) w(a, 1);
   }
 
   /** Nomad's PopUpdate: takes back a stop (a replacement that could not be placed). */
@@ -79,6 +82,7 @@ export class Plan {
     if (!this.stops.delete(a.ID)) return;
     const use = this.perNode.get(a.NodeID);
     if (use && !isTerminalAlloc(a)) use.add(a.JobID, a.TaskGroup, allocUsage(a));
+    for (const w of this.stopWatchers) w(a, -1);
   }
 
   appendPlacement(p: PlannedAlloc): void {

@@ -6,6 +6,7 @@ import type { Table } from "../../store/table.ts";
 import { CLASS_INELIGIBLE, type Feasibility } from "./feasibility.ts";
 import { AllocMetric, type NodeScoreMeta } from "./metrics.ts";
 import type { NodeUse, Plan } from "./plan.ts";
+import { type GroupPreferences, PlacementPreferences } from "./preferences.ts";
 import { antiAffinityPenalty, fitScoreOf, RESCHEDULE_PENALTY } from "./ranking.ts";
 import { LazyShuffle } from "./rng.ts";
 
@@ -32,6 +33,10 @@ interface RankedOption {
   readonly antiAffinity: number;
   /** A node the allocation failed on (Nomad's node-reschedule-penalty). */
   readonly penalized: boolean;
+  /** Nomad's node-affinity; undefined when the group has affinities none of which the node matches (Nomad records none). */
+  readonly affinity: number | undefined;
+  /** Nomad's allocation-spread; 0 is not recorded. */
+  readonly spread: number;
   readonly final: number;
 }
 
@@ -78,6 +83,9 @@ export class PlacementStack {
   private readonly limit: number;
   /** Per position in the shuffled order: the node's slot, null when the node is gone. */
   private readonly slots: (NodeSlot | null | undefined)[] = [];
+  /** Affinities, spreads and distinct_property; undefined for a job without any. */
+  private readonly preferences: PlacementPreferences | undefined;
+  private raisedLimit: number | undefined;
 
   constructor(
     private readonly nodes: Table<NodeRow>,
@@ -92,7 +100,13 @@ export class PlacementStack {
     private readonly available: Record<string, number>,
   ) {
     this.source = new LazyShuffle(readyNodeIDs, random);
+    this.preferences = PlacementPreferences.forJob(job, nodes, plan);
     this.limit = batch ? 2 : Math.max(2, Math.ceil(Math.log2(Math.max(1, poolSize))));
+  }
+
+  /** Whether placements should record what their search saw (the job has affinities, spreads or distinct_property). */
+  get explains(): boolean {
+    return this.preferences !== undefined;
   }
 
   /** The best node for one allocation of `tg`, and the metric of the search. */
@@ -102,9 +116,13 @@ export class PlacementStack {
     const ask = groupAllocation(tg).usage;
     const cacheable = this.feasibility.cacheable(tg);
     const distinct = this.feasibility.hasDistinctHosts(tg);
+    const prefs = this.preferences?.forGroup(tg);
+    // Nomad raises the limit for a group with affinities or spreads, and the raised limit stays for the evaluation's later placements.
+    if (prefs?.limit !== undefined) this.raisedLimit = prefs.limit;
+    const limit = this.raisedLimit ?? this.limit;
     const picked: RankedOption[] = [];
     const skipped: RankedOption[] = [];
-    for (let visited = 0; visited < n && picked.length < this.limit; visited++) {
+    for (let visited = 0; visited < n && picked.length < limit; visited++) {
       const slot = this.slotAt(this.offset);
       this.offset = (this.offset + 1) % n;
       if (!slot?.inPool) continue;
@@ -113,7 +131,8 @@ export class PlacementStack {
       if (!this.feasibleOn(slot, tg, cacheable && node.ComputedClass !== "", metric)) continue;
       slot.use ??= this.plan.proposed(node.ID);
       if (distinct && !this.feasibility.distinctHosts(node, tg, slot.use, metric)) continue;
-      const option = this.rank(slot, slot.use, tg, ask, options.penaltyNodes, metric, undefined);
+      if (prefs && !prefs.distinctProperty(node, metric)) continue;
+      const option = this.rank(slot, slot.use, tg, ask, options.penaltyNodes, metric, undefined, prefs);
       if (!option) continue;
       if (option.final <= SKIP_SCORE_THRESHOLD && skipped.length < MAX_SKIP) {
         skipped.push(option);
@@ -121,7 +140,7 @@ export class PlacementStack {
       }
       picked.push(option);
     }
-    while (picked.length < this.limit && skipped.length > 0) picked.push(skipped.shift()!);
+    while (picked.length < limit && skipped.length > 0) picked.push(skipped.shift()!);
     return this.choose(picked, metric);
   }
 
@@ -136,6 +155,8 @@ export class PlacementStack {
     const use = this.plan.proposed(node.ID);
     // An in-place update keeps its node: distinct_hosts has nothing to say about it.
     if (!this.feasibility.feasible(node, tg, releasing ? undefined : use, metric)) return { metric };
+    const prefs = releasing ? undefined : this.preferences?.forGroup(tg);
+    if (prefs && !prefs.distinctProperty(node, metric)) return { metric };
     const slot = new NodeSlot(node, true, nodeCapacity(node));
     const option = this.rank(slot, use, tg, groupAllocation(tg).usage, undefined, metric, releasing);
     return this.choose(option ? [option] : [], metric);
@@ -186,6 +207,7 @@ export class PlacementStack {
     penaltyNodes: ReadonlySet<string> | undefined,
     metric: AllocMetric,
     releasing: Readonly<Usage> | undefined,
+    prefs?: GroupPreferences,
   ): RankedOption | undefined {
     const node = slot.node;
     let cpu = use.used.cpu;
@@ -227,7 +249,22 @@ export class PlacementStack {
       sum += RESCHEDULE_PENALTY;
       scorers++;
     }
-    return { node, binpack, antiAffinity, penalized, final: sum / scorers };
+    // Nomad's NodeAffinityIterator and SpreadIterator: a score of 0 is not a score.
+    let affinity: number | undefined = 0;
+    let spread = 0;
+    if (prefs) {
+      affinity = prefs.affinity(node);
+      if (affinity !== 0) {
+        sum += affinity;
+        scorers++;
+      } else if (prefs.hasAffinities) affinity = undefined;
+      spread = prefs.spread(node);
+      if (spread !== 0) {
+        sum += spread;
+        scorers++;
+      }
+    }
+    return { node, binpack, antiAffinity, penalized, affinity, spread, final: sum / scorers };
   }
 
   private choose(
@@ -245,16 +282,24 @@ export class PlacementStack {
 
 /** Nomad's ScoreMetaData: the best few options with every score Nomad records for them, zeros included. */
 function scoreMeta(picked: readonly RankedOption[]): NodeScoreMeta[] {
-  return [...picked]
-    .sort((a, b) => b.final - a.final)
-    .slice(0, SCORE_META_KEPT)
-    .map((o) => ({
-      NodeID: o.node.ID,
-      Scores: {
-        binpack: o.binpack,
-        "job-anti-affinity": o.antiAffinity,
-        "node-reschedule-penalty": o.penalized ? RESCHEDULE_PENALTY : 0,
-      },
-      NormScore: o.final,
-    }));
+  // The best few in one pass: with affinities or spreads thousands of nodes may be scored.
+  const best: RankedOption[] = [];
+  for (const o of picked) {
+    if (best.length === SCORE_META_KEPT && o.final <= best[best.length - 1]!.final) continue;
+    let i = best.length;
+    while (i > 0 && best[i - 1]!.final < o.final) i--;
+    best.splice(i, 0, o);
+    if (best.length > SCORE_META_KEPT) best.pop();
+  }
+  return best.map((o) => ({
+    NodeID: o.node.ID,
+    Scores: {
+      binpack: o.binpack,
+      "job-anti-affinity": o.antiAffinity,
+      "node-reschedule-penalty": o.penalized ? RESCHEDULE_PENALTY : 0,
+      ...(o.affinity === undefined ? {} : { "node-affinity": o.affinity }),
+      ...(o.spread === 0 ? {} : { "allocation-spread": o.spread }),
+    },
+    NormScore: o.final,
+  }));
 }

@@ -258,8 +258,11 @@ describe("scores", () => {
     expect(Object.keys(meta[0]!.Scores).sort()).toEqual([
       "binpack",
       "job-anti-affinity",
+      "node-affinity",
       "node-reschedule-penalty",
     ]);
+    // Nomad records a node-affinity of 0 for a group without affinities.
+    expect(meta[0]!.Scores["node-affinity"]).toBe(0);
     expect(meta[0]!.Scores["job-anti-affinity"]).toBe(0);
     expect(meta[0]!.Scores.binpack).toBe(meta[0]!.NormScore);
   });
