@@ -1,5 +1,11 @@
 import { parseDuration } from "../util/duration.ts";
-import { nomadServices, type SimNetworking, type SimService, simNetworking } from "./service-specs.ts";
+import {
+  NO_NETWORKING,
+  nomadServices,
+  type SimNetworking,
+  type SimService,
+  simNetworking,
+} from "./service-specs.ts";
 
 /** What a simulated allocation runner needs from a server Allocation, read each time it is pulled. */
 export interface SimAllocSpec {
@@ -90,6 +96,9 @@ export function simAllocSpec(alloc: Json, defaultRestartDelayMs: number): SimAll
   if (tasks.length === 0) tasks.push({ Name: str(alloc.TaskGroup) || "task", Services: [] });
   const restart = obj(group?.RestartPolicy);
   const restartDelayNs = num(restart?.Delay);
+  const groupServices = nomadServices(group?.Services);
+  // Most allocations register nothing: their resources are not read.
+  const registers = groupServices.length > 0 || tasks.some((t) => t.Services.length > 0);
   return {
     ID: str(alloc.ID),
     Name: str(alloc.Name),
@@ -108,8 +117,8 @@ export function simAllocSpec(alloc: Json, defaultRestartDelayMs: number): SimAll
     ClientStatus: str(alloc.ClientStatus) || "pending",
     AllocModifyIndex: num(alloc.AllocModifyIndex) ?? 0,
     Canary: obj(alloc.DeploymentStatus)?.Canary === true,
-    GroupServices: nomadServices(group?.Services),
-    Networking: simNetworking(alloc.AllocatedResources),
+    GroupServices: groupServices,
+    Networking: registers ? simNetworking(alloc.AllocatedResources) : NO_NETWORKING,
   };
 }
 

@@ -85,6 +85,14 @@ export interface SimServiceAlloc {
   readonly Networking: SimNetworking;
 }
 
+/** The networking of an allocation with no service to register, which nothing reads. */
+export const NO_NETWORKING: SimNetworking = {
+  portsAllocated: false,
+  ports: [],
+  groupNetworks: [],
+  taskNetworks: {},
+};
+
 type Json = Record<string, unknown>;
 
 const obj = (v: unknown): Json | undefined =>
@@ -100,7 +108,8 @@ const strings = (v: unknown): string[] => list(v).filter((s): s is string => typ
  * and the simulated client has no Consul to register it with.
  */
 export function nomadServices(services: unknown): SimService[] {
-  return list(services)
+  if (!Array.isArray(services) || services.length === 0) return [];
+  return (services as unknown[])
     .map(obj)
     .filter((s): s is Json => s !== undefined && s.Provider === "nomad" && typeof s.Name === "string")
     .map((s) => ({
