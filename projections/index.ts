@@ -14,6 +14,7 @@ import { leadershipProjection } from "./leadership.ts";
 import { namespacesProjection } from "./namespaces.ts";
 import { nodePoolsProjection } from "./node-pools.ts";
 import { nodesProjection } from "./nodes.ts";
+import { preemptionEvalsProjection } from "./preemption-evals.ts";
 import { rootKeysProjection } from "./root-keys.ts";
 import { scalingProjection } from "./scaling.ts";
 import { schedulerConfigProjection } from "./scheduler-config.ts";
@@ -73,6 +74,8 @@ export function createProjections() {
     services.projection,
     // After allocs: it counts the placements of a plan that applied.
     deployments.projection,
+    // After allocs: it creates evaluations only for the preemptions that applied.
+    preemptionEvalsProjection({ evals: evals.evals, allocs: allocs.allocs, jobs: jobs.jobs }).projection,
     gcProjection({
       evals: evals.evals,
       allocs: allocs.allocs,

@@ -20,6 +20,13 @@ import type { JobRow } from "./jobs.ts";
 import { versionKey } from "./jobs.ts";
 import type { NodeRow } from "./nodes.ts";
 import {
+  assignPreemptions,
+  type PartPreemptions,
+  placementNodes,
+  preemptedBy,
+  preemptedDescription,
+} from "./plan-preemptions.ts";
+import {
   addUsage,
   allocUsage,
   exhaustedDimension,
@@ -67,6 +74,7 @@ interface NodePart {
   preempted: string[];
   disconnected: { row: AllocRow; followup: string }[];
   reconnected: AllocRow[];
+  preemptions?: PartPreemptions;
 }
 
 const emptyPart = (): NodePart => ({
@@ -182,6 +190,8 @@ export function applyPlan(ctx: ApplyContext, t: PlanTables, plan: AllocsPlanAppl
     if (a) part(a.NodeID).reconnected.push(a);
   }
 
+  if (plan.Preemptions) assignPreemptions(plan, allocs, placementNodes(parts.values()), part);
+
   // The second check, node by node.
   const refusedNodes: RefusedNode[] = [];
   const accepted: NodePart[] = [];
@@ -213,6 +223,17 @@ export function applyPlan(ctx: ApplyContext, t: PlanTables, plan: AllocsPlanAppl
             : stored.AllocStates,
         FollowupEvalID: d.FollowupEvalID || stored.FollowupEvalID,
         ModifyTime: d.ModifyTime,
+        ModifyIndex: ctx.index,
+        AllocModifyIndex: ctx.index,
+      });
+    }
+    for (const { row, by } of p.preemptions?.evictions ?? []) {
+      ctx.put(allocs, {
+        ...row,
+        DesiredStatus: "evict",
+        DesiredDescription: preemptedDescription(by),
+        PreemptedByAllocation: by,
+        ModifyTime: nowNs,
         ModifyIndex: ctx.index,
         AllocModifyIndex: ctx.index,
       });
@@ -280,8 +301,9 @@ export function applyPlan(ctx: ApplyContext, t: PlanTables, plan: AllocsPlanAppl
       });
       linkPrevious(ctx, allocs, spec);
     }
+    const evicting = preemptedBy(p.preemptions);
     for (const placement of p.placements) {
-      const row = placedRow(placement, plan, job!, nodes.get(placement.NodeID)!, nowNs, ctx.index);
+      const row = placedRow(placement, plan, job!, nodes.get(placement.NodeID)!, nowNs, ctx.index, evicting);
       ctx.put(allocs, row);
       linkPrevious(ctx, allocs, row);
     }
@@ -351,6 +373,7 @@ function checkNode(
   }
   if (adds === 0 && p.reconnected.length === 0) return undefined;
   if (!node) return "node does not exist";
+  if (p.preemptions?.problem) return p.preemptions.problem;
   const placing = p.placed.length + p.placements.length > 0;
   if (placing && (node.Status !== "ready" || node.DrainStrategy !== null))
     return "node is not ready for placements";
@@ -362,7 +385,7 @@ function checkNode(
   if (adds === 0) return undefined;
   // What the node would run: its live allocations, minus what the plan stops
   // or replaces on it, plus what the plan puts there.
-  const leaving = new Set<string>([...p.stopped, ...p.preempted]);
+  const leaving = new Set<string>([...p.stopped, ...p.preempted, ...(p.preemptions?.leaving ?? [])]);
   const replaced = new Map<string, Readonly<Usage>>();
   for (const a of p.updated) replaced.set(a.ID, allocUsage(a));
   for (const a of p.inPlace) {
@@ -392,6 +415,7 @@ function idsOf(p: NodePart): string[] {
     ...p.inPlace.map((a) => a.ID),
     ...p.stopped,
     ...p.preempted,
+    ...(p.preemptions?.evictions.map((e) => e.row.ID) ?? []),
     ...p.disconnected.map((d) => d.row.ID),
     ...p.reconnected.map((a) => a.ID),
   ];
@@ -433,6 +457,7 @@ function placedRow(
   node: NodeRow,
   nowNs: number,
   index: number,
+  preempted: ReadonlyMap<string, readonly string[]>,
 ): AllocRow {
   const resources = groupAllocation(groupOf(job, p.TaskGroup)!);
   return {
@@ -469,7 +494,7 @@ function placedRow(
     RescheduleTracker: p.RescheduleTracker ?? null,
     NetworkStatus: null,
     FollowupEvalID: "",
-    PreemptedAllocations: null,
+    PreemptedAllocations: preempted.get(p.ID) ?? null,
     PreemptedByAllocation: "",
     SigningKeyID: plan.SigningKeyID ?? "",
     CreateTime: nowNs,

@@ -204,6 +204,35 @@ export interface AllocsPlanApplied {
    * (src/identity/claims.ts).
    */
   readonly SigningKeyID?: string;
+  /**
+   * Nomad's NodePreemptions, compact: allocations a placement of this record
+   * evicts (on the placement's node). Apply refuses the placement's node part
+   * when one no longer exists or is on another node, or when the placement
+   * does not fit with the preempted counted as freed; otherwise they become
+   * `evict` with PreemptedByAllocation, and the placement lists them in
+   * PreemptedAllocations. One already terminal is left as it is (its
+   * resources are free), as Nomad's plan applier drops it.
+   */
+  readonly Preemptions?: readonly AllocPreemption[];
+  /**
+   * The evaluations (TriggeredBy `preemption`) for the jobs whose allocations
+   * this record preempts, IDs chosen by the writer; one is created only for a
+   * job that still exists and lost an allocation to this record.
+   */
+  readonly PreemptionEvals?: readonly PreemptionEval[];
+}
+
+/** One eviction in a plan record: the allocation, and the record's placement that takes its room. */
+export interface AllocPreemption {
+  readonly ID: string;
+  readonly PreemptedByAllocation: string;
+}
+
+/** The evaluation a plan record creates for a job it preempts. */
+export interface PreemptionEval {
+  readonly ID: string;
+  readonly Namespace: string;
+  readonly JobID: string;
 }
 
 /** A placement in compact form: what differs from one allocation of the plan to the next. */

@@ -14,6 +14,7 @@ import type { ScheduleOutcome } from "../services/scheduler/scheduler-context.ts
 import { scheduleSystem } from "../services/scheduler/system-scheduler.ts";
 import type { ApiContext } from "./context.ts";
 import { specChanged } from "./job-views.ts";
+import { allocStub } from "./node-views.ts";
 
 /**
  * Nomad's Job.Plan: what the scheduler would do if `job` were registered
@@ -57,10 +58,12 @@ export function planJob(ctx: ApiContext, job: JobSpec, withDiff: boolean): Recor
     job.Type === "system" || job.Type === "sysbatch"
       ? scheduleSystem(schedulerCtx, evaluation, { attempt: 0, job: candidate })
       : scheduleGeneric(schedulerCtx, evaluation, { attempt: 0, job: candidate });
-  const updates =
+  const updates = withPreemptions(
     job.Type === "system" || job.Type === "sysbatch"
       ? systemUpdates(outcome, candidate)
-      : outcome.desiredTGUpdates;
+      : outcome.desiredTGUpdates,
+    outcome,
+  );
   const failed: Record<string, unknown> | null = outcome.failedTGAllocs
     ? Object.fromEntries(Object.entries(outcome.failedTGAllocs).map(([tg, m]) => [tg, m.toJSON()]))
     : null;
@@ -72,7 +75,7 @@ export function planJob(ctx: ApiContext, job: JobSpec, withDiff: boolean): Recor
     annotateJobDiff(diff, updates);
   }
   return {
-    Annotations: { DesiredTGUpdates: updates, PreemptedAllocs: null },
+    Annotations: { DesiredTGUpdates: updates, PreemptedAllocs: preemptedAllocs(outcome) },
     FailedTGAllocs: failed,
     JobModifyIndex: existing?.JobModifyIndex ?? 0,
     CreatedEvals: createdEvals(evaluation, outcome, now * 1e6, ctx.store.appliedIndex),
@@ -81,6 +84,32 @@ export function planJob(ctx: ApiContext, job: JobSpec, withDiff: boolean): Recor
     Warnings: "",
     Index: Math.max(1, ctx.store.appliedIndex),
   };
+}
+
+/** Nomad's Annotations.PreemptedAllocs: the stubs of the allocations the plan would evict, null for none. */
+function preemptedAllocs(outcome: ScheduleOutcome): Record<string, unknown>[] | null {
+  const { preemptions } = outcome.plan;
+  if (preemptions.size === 0) return null;
+  return [...preemptions.values()].map(({ alloc }) =>
+    allocStub(alloc, { resources: false, taskStates: true }),
+  );
+}
+
+/** Each group's Preemptions: how many allocations its placements would evict (Nomad counts them as it annotates). */
+function withPreemptions(
+  updates: Readonly<Record<string, DesiredUpdates>>,
+  outcome: ScheduleOutcome,
+): Record<string, DesiredUpdates> {
+  const { preemptions, placements } = outcome.plan;
+  if (preemptions.size === 0) return { ...updates };
+  const groupOf = new Map(placements.map((p) => [p.ID, p.TaskGroup]));
+  const out: Record<string, DesiredUpdates> = {};
+  for (const [tg, u] of Object.entries(updates)) out[tg] = { ...u };
+  for (const { by } of preemptions.values()) {
+    const u = out[groupOf.get(by) ?? ""];
+    if (u) u.Preemptions++;
+  }
+  return out;
 }
 
 /** The system scheduler has no reconciler annotations: they are read off its plan. */

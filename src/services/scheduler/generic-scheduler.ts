@@ -10,6 +10,7 @@ import type { TaskGroupSpec } from "../../../streams/jobs.ts";
 import { Feasibility } from "./feasibility.ts";
 import type { AllocMetric } from "./metrics.ts";
 import { Plan, type PlannedAlloc } from "./plan.ts";
+import { allowPreemption, appendPreemptions } from "./preemption.ts";
 import { inJobPlacement } from "./ready-nodes.ts";
 import { type DestructiveResult, type PlaceResult, Reconciler, type UpdateKind } from "./reconciler.ts";
 import { rescheduleTrackerFor } from "./reschedule.ts";
@@ -187,7 +188,7 @@ function newStack(
 ): PlacementStack {
   const ready = ctx.readyNodes.list();
   const { byDc, total } = ctx.readyNodes.available(job.Datacenters, job.NodePool);
-  return new PlacementStack(
+  const stack = new PlacementStack(
     ctx.tables.nodes,
     ready,
     seededRandom(`${evaluation.ID}/${attempt}`),
@@ -199,6 +200,8 @@ function newStack(
     batch,
     byDc,
   );
+  allowPreemption(stack, ctx.tables.schedulerConfig, job);
+  return stack;
 }
 
 /** Nomad's computePlacements: destructive updates first (their resources are freed), then placements; a pause point after each. */
@@ -239,6 +242,7 @@ function* computePlacements(
         nowNs,
       );
       plan.appendPlacement(stack.explains || metric.eventful ? { ...p, Metrics: metric.explanation() } : p);
+      appendPreemptions(plan, selection);
       return;
     }
     metric.exhaustResources(tg);

@@ -7,6 +7,7 @@ import type { Cause } from "../../../streams/event-schema.ts";
 import type { PlanIdentities } from "../../identity/plan-identities.ts";
 import type { Draft, Written } from "../../store/writer.ts";
 import type { Plan } from "./plan.ts";
+import { preemptionFields } from "./preemption-records.ts";
 
 /** Placements per plan record: keeps a record well under a megabyte (Kafka's default message limit). */
 export const PLACEMENTS_PER_RECORD = 1_000;
@@ -37,7 +38,8 @@ export type PlanContent = Pick<
   | "deployment"
   | "deploymentUpdates"
   | "deploymentID"
->;
+> &
+  Partial<Pick<Plan, "preemptions">>;
 
 /**
  * The leader side of Nomad's plan applier: turns a plan into its records
@@ -154,6 +156,8 @@ export function planRecords(
       if (signingKeyID !== undefined) record.SigningKeyID = signingKeyID;
     }
     if (chunk.length > 0) record.Placements = chunk;
+    if (plan.preemptions && plan.preemptions.size > 0)
+      Object.assign(record, preemptionFields(plan.preemptions, chunk, newID));
     if (i === 0) {
       if (plan.inPlace.length > 0) record.InPlace = plan.inPlace;
       if (plan.disconnected.length > 0) record.Disconnected = plan.disconnected;

@@ -162,6 +162,7 @@ export function allocsOfPlan(p: AllocsPlanApplied): number {
     (p.InPlace?.length ?? 0) +
     (p.Disconnected?.length ?? 0) +
     (p.Reconnected?.length ?? 0) +
-    (p.Followups?.length ?? 0)
+    (p.Followups?.length ?? 0) +
+    (p.Preemptions?.length ?? 0)
   );
 }

@@ -29,6 +29,8 @@ export class Plan {
   readonly disconnected: AllocFollowup[] = [];
   readonly reconnected: string[] = [];
   readonly followups: AllocFollowup[] = [];
+  /** Nomad's NodePreemptions: allocations evicted to make room, with the placement that evicts each. */
+  readonly preemptions = new Map<string, { readonly alloc: AllocRow; readonly by: string }>();
   deployment: DeploymentSpec | null = null;
   deploymentUpdates: DeploymentStatusUpdate[] = [];
   deploymentID = "";
@@ -85,6 +87,22 @@ export class Plan {
     for (const w of this.stopWatchers) w(a, -1);
   }
 
+  /** Nomad's AppendPreemptedAlloc: `a` is evicted for the placement `byAllocID`. */
+  appendPreemption(a: AllocRow, byAllocID: string): void {
+    if (this.preemptions.has(a.ID) || this.stops.has(a.ID)) return;
+    this.preemptions.set(a.ID, { alloc: a, by: byAllocID });
+    this.perNode.get(a.NodeID)?.remove(a);
+  }
+
+  /** The node's live allocations the plan neither stops nor preempts (what a preemption may choose from). */
+  liveAllocsOn(nodeID: string): AllocRow[] {
+    const out: AllocRow[] = [];
+    for (const a of this.allocs.by("node", nodeID)) {
+      if (!isTerminalAlloc(a) && !this.stops.has(a.ID) && !this.preemptions.has(a.ID)) out.push(a);
+    }
+    return out;
+  }
+
   appendPlacement(p: PlannedAlloc): void {
     this.placements.push(p);
     this.perNode.get(p.NodeID)?.add(this.job?.ID ?? "", p.TaskGroup, groupAllocation(p.tg).usage);
@@ -96,7 +114,7 @@ export class Plan {
     if (use) return use;
     use = new NodeUse();
     for (const a of this.allocs.by("node", nodeID)) {
-      if (isTerminalAlloc(a) || this.stops.has(a.ID)) continue;
+      if (isTerminalAlloc(a) || this.stops.has(a.ID) || this.preemptions.has(a.ID)) continue;
       use.add(a.JobID, a.TaskGroup, allocUsage(a), a.ID);
     }
     for (const p of this.placements) {

@@ -1,3 +1,4 @@
+import type { AllocRow } from "../../../projections/allocs.ts";
 import type { JobRow } from "../../../projections/jobs.ts";
 import type { NodeRow } from "../../../projections/nodes.ts";
 import { type Capacity, groupAllocation, nodeCapacity, type Usage } from "../../../projections/resources.ts";
@@ -6,6 +7,7 @@ import type { Table } from "../../store/table.ts";
 import { CLASS_INELIGIBLE, type Feasibility } from "./feasibility.ts";
 import { AllocMetric, type NodeScoreMeta } from "./metrics.ts";
 import type { NodeUse, Plan } from "./plan.ts";
+import { preemptionFor, preemptionScore } from "./preemption.ts";
 import { type GroupPreferences, PlacementPreferences } from "./preferences.ts";
 import { antiAffinityPenalty, fitScoreOf, RESCHEDULE_PENALTY } from "./ranking.ts";
 import { LazyShuffle } from "./rng.ts";
@@ -23,6 +25,8 @@ export interface SelectOptions {
 export interface Selection {
   readonly node: NodeRow;
   readonly score: number;
+  /** Allocations to evict for the placement to fit (Nomad's RankedNode.PreemptedAllocs). */
+  readonly preempted?: readonly AllocRow[];
 }
 
 /** A feasible node with its scores (Nomad's RankedNode), kept as numbers: most are never shown. */
@@ -38,6 +42,9 @@ interface RankedOption {
   /** Nomad's allocation-spread; 0 is not recorded. */
   readonly spread: number;
   readonly final: number;
+  readonly preempted?: readonly AllocRow[];
+  /** Nomad's "preemption" score, when the option preempts and the stack scores it. */
+  readonly preemption?: number;
 }
 
 /**
@@ -86,6 +93,10 @@ export class PlacementStack {
   /** Affinities, spreads and distinct_property; undefined for a job without any. */
   private readonly preferences: PlacementPreferences | undefined;
   private raisedLimit: number | undefined;
+  /** The job's priority when this scheduler may preempt (see preemption.ts); undefined when it may not. */
+  private preemptPriority: number | undefined = undefined;
+  /** Nomad's generic stack scores the preemption an option needs; its system stack does not. */
+  private scorePreemption = false;
 
   constructor(
     private readonly nodes: Table<NodeRow>,
@@ -109,8 +120,14 @@ export class PlacementStack {
     return this.preferences !== undefined;
   }
 
+  /** Lets placements evict allocations of jobs at least 10 below `priority` when a node does not fit. */
+  enablePreemption(priority: number): void {
+    this.preemptPriority = priority;
+  }
+
   /** The best node for one allocation of `tg`, and the metric of the search. */
   select(tg: TaskGroupSpec, options: SelectOptions = {}): { selection?: Selection; metric: AllocMetric } {
+    this.scorePreemption = true;
     const metric = this.newMetric();
     const n = this.source.length;
     const ask = groupAllocation(tg).usage;
@@ -150,6 +167,7 @@ export class PlacementStack {
     tg: TaskGroupSpec,
     releasing?: Readonly<Usage>,
   ): { selection?: Selection; metric: AllocMetric } {
+    this.scorePreemption = false;
     const metric = this.newMetric();
     metric.NodesEvaluated++;
     const use = this.plan.proposed(node.ID);
@@ -230,7 +248,12 @@ export class PlacementStack {
           : diskMB > slot.diskMB
             ? "disk"
             : undefined;
-    if (dimension) {
+    // An in-place update never preempts: it becomes destructive instead.
+    const preempted =
+      dimension && this.preemptPriority !== undefined && !releasing
+        ? preemptionFor(this.plan, this.preemptPriority, slot, use, ask)
+        : undefined;
+    if (dimension && !preempted) {
       metric.exhaustedNode(node.NodeClass, dimension);
       return undefined;
     }
@@ -264,7 +287,24 @@ export class PlacementStack {
         scorers++;
       }
     }
-    return { node, binpack, antiAffinity, penalized, affinity, spread, final: sum / scorers };
+    if (!preempted) return { node, binpack, antiAffinity, penalized, affinity, spread, final: sum / scorers };
+    // Nomad's PreemptionScoringIterator comes after the spread, before normalization.
+    const preemption = this.scorePreemption ? preemptionScore(preempted) : undefined;
+    if (preemption !== undefined) {
+      sum += preemption;
+      scorers++;
+    }
+    return {
+      node,
+      binpack,
+      antiAffinity,
+      penalized,
+      affinity,
+      spread,
+      final: sum / scorers,
+      preempted,
+      preemption,
+    };
   }
 
   private choose(
@@ -276,7 +316,10 @@ export class PlacementStack {
     let best = picked[0]!;
     for (const o of picked) if (o.final > best.final) best = o;
     metric.scoreMetaFrom(() => scoreMeta(picked));
-    return { selection: { node: best.node, score: best.final }, metric };
+    const selection: Selection = best.preempted
+      ? { node: best.node, score: best.final, preempted: best.preempted }
+      : { node: best.node, score: best.final };
+    return { selection, metric };
   }
 }
 
@@ -299,6 +342,7 @@ function scoreMeta(picked: readonly RankedOption[]): NodeScoreMeta[] {
       "node-reschedule-penalty": o.penalized ? RESCHEDULE_PENALTY : 0,
       ...(o.affinity === undefined ? {} : { "node-affinity": o.affinity }),
       ...(o.spread === 0 ? {} : { "allocation-spread": o.spread }),
+      ...(o.preemption === undefined ? {} : { preemption: o.preemption }),
     },
     NormScore: o.final,
   }));

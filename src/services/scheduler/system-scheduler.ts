@@ -16,6 +16,7 @@ import { ALLOC_LOST, ALLOC_NODE_TAINTED, ALLOC_NOT_NEEDED, ALLOC_UPDATING } from
 import { Feasibility } from "./feasibility.ts";
 import type { AllocMetric } from "./metrics.ts";
 import { Plan } from "./plan.ts";
+import { allowPreemption, appendPreemptions } from "./preemption.ts";
 import { inJobPlacement, isReadyNode } from "./ready-nodes.ts";
 import { seededRandom } from "./rng.ts";
 import {
@@ -163,6 +164,7 @@ function* systemSteps(
           byDc,
         )
       : undefined;
+  if (stack && job) allowPreemption(stack, tables.schedulerConfig, job);
 
   // In-place where the tasks did not change, otherwise stop and place again (rolling if the job says so).
   const destructive: Tuple[] = [];
@@ -215,6 +217,7 @@ function* systemSteps(
             : {}),
           tg,
         });
+        appendPreemptions(plan, selection);
         continue;
       }
       if (metric.NodesFiltered > 0) {
