@@ -217,6 +217,7 @@ function* computePlacements(
     prev: AllocRow | undefined,
     reschedule: boolean,
     stopPrev?: string,
+    canary = false,
   ) => {
     const earlier = failed?.[tg.Name];
     if (earlier) {
@@ -227,19 +228,18 @@ function* computePlacements(
     if (prev && stopPrev !== undefined) plan.appendStop(prev, stopPrev);
     const { selection, metric } = stack.select(tg, prev ? { penaltyNodes: penaltyNodes(prev) } : NO_OPTIONS);
     if (selection) {
-      plan.appendPlacement(
-        placement(
-          ctx.newID(),
-          name,
-          tg,
-          selection.node.ID,
-          selection.score,
-          metric.NodesEvaluated,
-          prev,
-          reschedule,
-          nowNs,
-        ),
+      const p = placement(
+        ctx.newID(),
+        name,
+        tg,
+        selection.node.ID,
+        selection.score,
+        metric.NodesEvaluated,
+        prev,
+        reschedule,
+        nowNs,
       );
+      plan.appendPlacement(canary ? { ...p, Canary: true } : p);
       return;
     }
     metric.exhaustResources(tg);
@@ -252,7 +252,7 @@ function* computePlacements(
     yield;
   }
   for (const p of place) {
-    one(p.name, p.tg, p.previous, p.reschedule);
+    one(p.name, p.tg, p.previous, p.reschedule, undefined, p.canary === true);
     yield;
   }
   return failed;
