@@ -31,6 +31,7 @@ export const DEPLOYMENT_PAUSED = "Deployment is paused";
 export const DEPLOYMENT_FAILED_BY_USER = "Deployment marked as failed";
 export const DEPLOYMENT_PROGRESS_DEADLINE = "Failed due to progress deadline";
 export const DEPLOYMENT_PENDING_FOR_PEER = "Deployment is pending, waiting for peer region";
+export const DEPLOYMENT_BLOCKED = "Deployment is complete but waiting for peer region";
 
 /** Nomad's DeploymentStatusDescriptionRollback. */
 export const rollbackDescription = (base: string, version: number) =>

@@ -11,7 +11,9 @@ import {
   needsToReconnect,
 } from "../../../streams/allocs.ts";
 import {
+  DEPLOYMENT_BLOCKED,
   DEPLOYMENT_NEWER_JOB,
+  DEPLOYMENT_PENDING_FOR_PEER,
   DEPLOYMENT_RUNNING,
   DEPLOYMENT_RUNNING_AUTO_PROMOTION,
   DEPLOYMENT_RUNNING_NEEDS_PROMOTION,
@@ -211,10 +213,30 @@ export class Reconciler {
       };
     }
     if (this.deployment && complete) {
+      // A multiregion deployment waits, complete, for its peer regions (Nomad's computeDeploymentUpdates).
+      const multiregion = isMultiregion(this.input.job);
+      const s = this.deployment.Status;
+      if (!multiregion) {
+        this.result.deploymentUpdates.push({
+          DeploymentID: this.deployment.ID,
+          Status: "successful",
+          StatusDescription: DEPLOYMENT_SUCCESSFUL,
+        });
+      } else if (s !== "unblocking" && s !== "successful" && s !== "blocked") {
+        this.result.deploymentUpdates.push({
+          DeploymentID: this.deployment.ID,
+          Status: "blocked",
+          StatusDescription: DEPLOYMENT_BLOCKED,
+        });
+      }
+    }
+    // An initializing deployment (a multiregion job's, created at register)
+    // has its state computed now: it goes on as pending.
+    if (this.deployment?.Status === "initializing") {
       this.result.deploymentUpdates.push({
         DeploymentID: this.deployment.ID,
-        Status: "successful",
-        StatusDescription: DEPLOYMENT_SUCCESSFUL,
+        Status: "pending",
+        StatusDescription: DEPLOYMENT_PENDING_FOR_PEER,
       });
     }
     return this.result;
@@ -952,7 +974,7 @@ export class Reconciler {
         JobModifyIndex: job.ModifyIndex,
         JobSpecModifyIndex: job.JobModifyIndex,
         JobCreateIndex: job.CreateIndex,
-        IsMultiregion: false,
+        IsMultiregion: isMultiregion(job),
         TaskGroups: {},
         Status: "running",
         StatusDescription: DEPLOYMENT_RUNNING,
@@ -969,6 +991,13 @@ export class Reconciler {
     if (this.result.deployment && this.result.deployment.ID === this.deployment.ID)
       this.result.deployment = this.deployment;
   }
+}
+
+/** Nomad's Job.IsMultiregion: a multiregion block naming regions. */
+function isMultiregion(job: JobRow | undefined): boolean {
+  const m = (job as { Multiregion?: { Regions?: readonly unknown[] | null } | null } | undefined)
+    ?.Multiregion;
+  return (m?.Regions?.length ?? 0) > 0;
 }
 
 const isCanary = (a: AllocRow): boolean => a.DeploymentStatus?.Canary === true;

@@ -257,6 +257,23 @@ describe("canary deployments", () => {
   });
 });
 
+describe("multiregion jobs", () => {
+  it("mark their deployment multiregion, and a complete one waits for its peer regions (blocked)", async () => {
+    const s = await start();
+    await s.register({
+      ...canaryJob(2, "nginx:1"),
+      Multiregion: { Strategy: { MaxParallel: 1 }, Regions: [{ Name: "global", Count: 2 }] },
+    });
+    await s.idle();
+    expect(latest(s).IsMultiregion).toBe(true);
+    await s.report(s.live("web"), "running", healthy(s));
+    expect(latest(s)).toMatchObject({
+      Status: "blocked",
+      StatusDescription: "Deployment is complete but waiting for peer region",
+    });
+  });
+});
+
 describe("deployment endpoints", () => {
   it("pauses, resumes and fails a deployment; refuses what Nomad refuses with nothing written", async () => {
     const s = await start();
