@@ -242,6 +242,28 @@ describe("canary deployments", () => {
     expect(live.every((a) => imageOf(a.Job) === "nginx:1")).toBe(true);
   });
 
+  it("reverts when a person fails an auto_revert deployment, and says to which version", async () => {
+    const s = await start();
+    await stableVersionZero(s, { AutoRevert: true });
+    await s.register(canaryJob(4, "nginx:2", { AutoRevert: true }));
+    await s.idle();
+    const d = latest(s);
+    const res = await s.call(`/v1/deployment/fail/${d.ID}`, "PUT");
+    expect(res.status, res.text).toBe(200);
+    const answer = res.body as Record<string, number | string | null>;
+    expect(answer.RevertedJobVersion).toBe(0);
+    // The failure first, then the reverted job with the evaluation.
+    expect(answer.DeploymentModifyIndex).toBe((answer.Index as number) - 1);
+    expect(answer.EvalCreateIndex).toBe(answer.Index);
+    await s.idle();
+    expect(s.server.store.table<DeploymentRow>("deployments").get(d.ID)).toMatchObject({
+      Status: "failed",
+      StatusDescription: "Deployment marked as failed - rolling back to job version 0",
+    });
+    expect(s.job("web")).toMatchObject({ Version: 2, JobModifyIndex: answer.Index });
+    expect(imageOf(s.job("web"))).toBe("nginx:1");
+  });
+
   it("fails a deployment whose progress deadline passes, on the virtual clock", async () => {
     const s = await start();
     await stableVersionZero(s, { ProgressDeadline: 2 * MINUTE_NS });
