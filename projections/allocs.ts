@@ -9,7 +9,9 @@ import {
   isServerTerminal,
   needsToReconnect,
 } from "../streams/allocs.ts";
+import { DEPLOYMENT_WRITES, type DeploymentEvent } from "../streams/deployments.ts";
 import { isUnresponsive } from "../streams/nodes.ts";
+import { applyDeploymentWriteToAllocs } from "./deployment-writes.ts";
 import { jobKey } from "./evals.ts";
 import type { JobRow } from "./jobs.ts";
 import type { NodeRow } from "./nodes.ts";
@@ -69,8 +71,11 @@ export function allocsProjection(nodes: Table<NodeRow>, jobVersions?: Table<JobR
       "AllocsReconnected",
       "AllocsLost",
       "AllocsDesiredTransitionUpdated",
+      ...DEPLOYMENT_WRITES,
     ]),
     evolve(ctx, event) {
+      if (DEPLOYMENT_WRITES.has(event.type))
+        return applyDeploymentWriteToAllocs(ctx, allocs, event as DeploymentEvent);
       const e = event as AllocEvent;
       switch (e.type) {
         case "AllocsPlanApplied":

@@ -3,12 +3,15 @@ import { byCreateIndexThenId, stamped, Table } from "../src/store/table.ts";
 import type { AllocsPlanApplied } from "../streams/allocs.ts";
 import {
   DEPLOYMENT_FAILED_ALLOCATIONS,
+  DEPLOYMENT_WRITES,
+  type DeploymentEvent,
   type DeploymentSpec,
   type DeploymentState,
   isDeploymentActive,
 } from "../streams/deployments.ts";
 import type { Envelope } from "../streams/event-schema.ts";
 import type { AllocRow } from "./allocs.ts";
+import { applyDeploymentWrite } from "./deployment-writes.ts";
 import { jobKey } from "./evals.ts";
 import { goTime } from "./go-time.ts";
 
@@ -122,7 +125,9 @@ export function deploymentsProjection(allocs: Table<AllocRow>) {
         ? progressAfterHealthy(state, after.DeploymentStatus?.Timestamp ?? "")
         : state.RequireProgressBy,
     };
-    const fails = !now && d.Status === "running";
+    // A group that reverts by itself leaves the failure to the deployment
+    // watcher, which reverts the job in the same append.
+    const fails = !now && d.Status === "running" && !Object.values(d.TaskGroups).some((g) => g.AutoRevert);
     ctx.put(deployments, {
       ...d,
       TaskGroups: { ...d.TaskGroups, [after.TaskGroup]: next },
@@ -136,12 +141,15 @@ export function deploymentsProjection(allocs: Table<AllocRow>) {
   const projection: Projection = {
     name: "deployments",
     // 2: RequireProgressBy is kept. 3: in-place updates into a deployment count as placed.
-    version: 3,
+    // 4: promotion, pause, fail and allocation health; auto-revert groups fail by the watcher.
+    version: 4,
     tables: [deployments],
     reads: ["allocs"],
-    handles: new Set(["AllocsPlanApplied"]),
+    handles: new Set(["AllocsPlanApplied", ...DEPLOYMENT_WRITES]),
     observes: new Set(["allocs"]),
     evolve(ctx, event) {
+      if (DEPLOYMENT_WRITES.has(event.type))
+        return applyDeploymentWrite(ctx, deployments, event as DeploymentEvent);
       plan(ctx, event, (event as Envelope<"AllocsPlanApplied", AllocsPlanApplied>).data);
     },
     observe,

@@ -1,6 +1,7 @@
 import { compileFilter, type Filter } from "../src/query/filter/index.ts";
-import type { ApplyContext, Projection } from "../src/store/projection.ts";
+import type { ApplyContext, Projection, Refusal } from "../src/store/projection.ts";
 import { byCreateIndexThenId, Table } from "../src/store/table.ts";
+import { DEPLOYMENT_WRITES, type DeploymentEvent } from "../streams/deployments.ts";
 import type {
   EvalEvent,
   EvaluationSpec,
@@ -60,6 +61,8 @@ export interface EvalsProjectionDeps {
   readonly safety?: DeleteSafetyLookups;
   /** The projections whose tables `safety` reads. */
   readonly safetyReads?: readonly string[];
+  /** The second validation of a deployment write (projections/deployment-writes.ts). */
+  readonly deploymentGate?: (event: DeploymentEvent) => Refusal | undefined;
 }
 
 export function evalsProjection(deps: EvalsProjectionDeps = {}) {
@@ -177,6 +180,18 @@ export function evalsProjection(deps: EvalsProjectionDeps = {}) {
     });
   };
 
+  /**
+   * A deployment write: of the projections that apply it, this one applies
+   * first, so it makes the second validation for all of them; the
+   * evaluation Nomad creates in the same entry follows.
+   */
+  const deploymentWrite = (ctx: ApplyContext, event: DeploymentEvent) => {
+    const refusal = deps.deploymentGate?.(event);
+    if (refusal) return ctx.reject(refusal.code, refusal.reason);
+    const data = event.data;
+    if (data.Eval) upsert(ctx, event as unknown as Envelope, { Evals: [data.Eval] });
+  };
+
   const projection: Projection = {
     name: "evals",
     version: 2,
@@ -189,8 +204,10 @@ export function evalsProjection(deps: EvalsProjectionDeps = {}) {
       "JobRegistered",
       "JobDeregistered",
       "JobScaled",
+      ...DEPLOYMENT_WRITES,
     ]),
     evolve(ctx, event) {
+      if (DEPLOYMENT_WRITES.has(event.type)) return deploymentWrite(ctx, event as DeploymentEvent);
       const e = event as EvalEvent | JobEvent | JobScalingEvent;
       switch (e.type) {
         case "EvaluationsUpserted":

@@ -3,6 +3,7 @@ import { aclProjection } from "./acl.ts";
 import { aclSsoProjection } from "./acl-sso.ts";
 import { allocsProjection } from "./allocs.ts";
 import { clusterProjection } from "./cluster.ts";
+import { deploymentWriteRefusal } from "./deployment-writes.ts";
 import { deploymentsProjection } from "./deployments.ts";
 import { deleteSafetyLookups } from "./eval-delete-safety.ts";
 import { evalsProjection } from "./evals.ts";
@@ -39,13 +40,14 @@ export function createProjections() {
   const jobs = jobsProjection({ namespaces: namespaces.namespaces, nodePools: nodePools.pools });
   nodePools.bind(jobs.jobs);
   const allocs = allocsProjection(nodes.nodes, jobs.versions);
+  const deployments = deploymentsProjection(allocs.allocs);
   const evals = evalsProjection({
     schedulerConfig: schedulerConfig.schedulerConfig,
     safety: deleteSafetyLookups({ allocs: allocs.allocs, jobs: jobs.jobs }),
-    safetyReads: ["allocs", "jobs"],
+    safetyReads: ["allocs", "jobs", "deployments"],
+    deploymentGate: (event) => deploymentWriteRefusal(deployments.deployments, allocs.allocs, event),
   });
   jobs.bind(allocs.allocs, evals.evals);
-  const deployments = deploymentsProjection(allocs.allocs);
   const services = serviceRegistrationsProjection({ nodes: nodes.nodes, allocs: allocs.allocs });
   const scaling = scalingProjection();
   const jobSubmissions = jobSubmissionsProjection();

@@ -1,6 +1,7 @@
 import { aclSchemas } from "./acl.ts";
 import { allocSchemas } from "./allocs.ts";
 import { clusterSchemas } from "./cluster.ts";
+import { deploymentSchemas } from "./deployments.ts";
 import { evalSchemas } from "./evals.ts";
 import type { EventSchema } from "./event-schema.ts";
 import { gcSchemas } from "./gc.ts";
@@ -32,4 +33,5 @@ export const allSchemas: readonly EventSchema[] = [
   ...variableSchemas,
   ...aclSchemas,
   ...serviceRegistrationSchemas,
+  ...deploymentSchemas,
 ];

@@ -288,6 +288,11 @@ const ENTRIES: readonly Entry[] = [
   ["GET /v1/deployments", ns("read-job")], // Deployment.List: read-job (namespace * = any; rows filtered)
   ["GET /v1/deployment/:id", ns("read-job")], // Deployment.GetDeployment: read-job, then hidden (404) outside the deployment's namespace
   ["GET /v1/deployment/allocations/:id", ns("read-job")], // Deployment.Allocations: read-job, then per alloc namespace
+  // Deployment.Fail, Pause, Promote, SetAllocHealth: submit-job, then checked again in the
+  // deployment's own namespace once it is found (as the reads above).
+  ...(["fail", "pause", "promote", "allocation-health"] as const).flatMap((sub) =>
+    putPost(`/v1/deployment/${sub}/:id`, ns("submit-job")),
+  ),
 
   // ---- service registrations (provider "nomad") ----
   // ServiceRegistration.List: read-job in ?namespace= (a workload identity passes: Nomad skips the

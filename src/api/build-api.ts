@@ -38,6 +38,7 @@ import { clientAllocationsPlugin } from "./plugins/client-allocations.ts";
 import { clientFsPlugin } from "./plugins/client-fs.ts";
 import { clientRpcPlugin } from "./plugins/client-rpc.ts";
 import { clientStatsPlugin } from "./plugins/client-stats.ts";
+import { deploymentUpdatesPlugin } from "./plugins/deployment-updates.ts";
 import { deploymentsPlugin } from "./plugins/deployments.ts";
 import { evaluationsPlugin } from "./plugins/evaluations.ts";
 import { eventsPlugin } from "./plugins/events.ts";
@@ -112,6 +113,7 @@ const PLUGINS = [
   scalingPoliciesPlugin,
   validatePlugin,
   deploymentsPlugin,
+  deploymentUpdatesPlugin,
   clientRpcPlugin,
   operatorStatePlugin,
   keyringPlugin,

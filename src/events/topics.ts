@@ -240,6 +240,9 @@ export const EVENT_TYPES: Readonly<Record<string, string | null>> = {
   // Nomad's Job.Scale registers the new version (the scaling event itself publishes nothing).
   JobScaled: "JobRegistered",
   JobStabilitySet: null,
+  DeploymentStatusUpdated: "DeploymentStatusUpdate",
+  DeploymentPromoted: "DeploymentPromotion",
+  DeploymentAllocHealthSet: "DeploymentAllocHealth",
   RootKeyCreated: null,
   RootKeyDeleted: null,
   RootKeyRekeyFinished: null,

@@ -2,8 +2,9 @@ import type { FastifyPluginAsync } from "fastify";
 import { jobKey } from "../../../projections/evals.ts";
 import { submissionKey } from "../../../projections/job-submissions.ts";
 import { versionNotFound } from "../../../projections/job-version-changes.ts";
-import { type JobRow, versionKey } from "../../../projections/jobs.ts";
-import type { JobSpec, JobStabilitySet } from "../../../streams/jobs.ts";
+import { versionKey } from "../../../projections/jobs.ts";
+import type { JobStabilitySet } from "../../../streams/jobs.ts";
+import { revertSpecOf } from "../../jobs/revert-spec.ts";
 import { ApiError } from "../api-error.ts";
 import { commit } from "../commit.ts";
 import type { ApiContext } from "../context.ts";
@@ -54,18 +55,6 @@ interface StableBody {
   Namespace?: string;
 }
 
-/** What the server decides about a version; the rest is the spec a revert registers again. */
-const SERVER_FIELDS = [
-  "Status",
-  "StatusDescription",
-  "Stable",
-  "Version",
-  "SubmitTime",
-  "CreateIndex",
-  "ModifyIndex",
-  "JobModifyIndex",
-] as const;
-
 /**
  * `/v1/job/:id/revert` (Nomad's Job.Revert: the spec of an earlier version
  * registered again as a new version, with its source) and
@@ -97,7 +86,7 @@ export const jobRevertPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) 
         ctx,
         request.identity,
         { EnforceIndex: enforce !== null, JobModifyIndex: current.JobModifyIndex },
-        specOf(target),
+        revertSpecOf(target),
         {
           submission: submission
             ? {
@@ -152,10 +141,4 @@ export const jobRevertPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) 
 function checkJobID(bodyID: string | undefined, pathID: string): void {
   if (!bodyID) throw ApiError.badRequest("JobID must be specified");
   if (bodyID !== pathID) throw ApiError.badRequest("Job ID does not match");
-}
-
-function specOf(version: JobRow): JobSpec {
-  const spec: Record<string, unknown> = { ...version };
-  for (const field of SERVER_FIELDS) delete spec[field];
-  return spec as JobSpec;
 }

@@ -362,4 +362,30 @@ export class NameIndex {
   unset(index: number): void {
     this.taken.delete(index);
   }
+
+  /**
+   * Nomad's NextCanaries: `n` canary names, first those of allocations
+   * being replaced (below the count), then free ones, then past the count,
+   * never one an existing canary has.
+   */
+  nextCanaries(n: number, existing: AllocSet, destructive: AllocSet): string[] {
+    const out: string[] = [];
+    const used = new Set<string>();
+    for (const a of existing.values()) used.add(a.Name);
+    const replaced = new Set<number>();
+    for (const a of destructive.values()) replaced.add(allocIndex(a.Name));
+    const take = (i: number): boolean => {
+      const name = allocName(this.jobID, this.group, i);
+      if (used.has(name)) return false;
+      used.add(name);
+      this.taken.add(i);
+      out.push(name);
+      return out.length >= n;
+    };
+    if (n <= 0) return out;
+    for (let i = 0; i < this.count; i++) if (replaced.has(i) && take(i)) return out;
+    for (let i = 0; i < this.count; i++) if (!this.taken.has(i) && take(i)) return out;
+    for (let i = this.count; out.length < n; i++) out.push(allocName(this.jobID, this.group, i));
+    return out;
+  }
 }

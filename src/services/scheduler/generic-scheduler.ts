@@ -220,6 +220,7 @@ function* computePlacements(
     prev: AllocRow | undefined,
     reschedule: boolean,
     stopPrev?: string,
+    canary = false,
   ) => {
     const earlier = failed?.[tg.Name];
     if (earlier) {
@@ -241,7 +242,8 @@ function* computePlacements(
         reschedule,
         nowNs,
       );
-      plan.appendPlacement(stack.explains || metric.eventful ? { ...p, Metrics: metric.explanation() } : p);
+      const explained = stack.explains || metric.eventful ? { ...p, Metrics: metric.explanation() } : p;
+      plan.appendPlacement(canary ? { ...explained, Canary: true } : explained);
       appendPreemptions(plan, selection);
       return;
     }
@@ -255,7 +257,7 @@ function* computePlacements(
     yield;
   }
   for (const p of place) {
-    one(p.name, p.tg, p.previous, p.reschedule);
+    one(p.name, p.tg, p.previous, p.reschedule, undefined, p.canary === true);
     yield;
   }
   return failed;

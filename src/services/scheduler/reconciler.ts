@@ -11,14 +11,20 @@ import {
   needsToReconnect,
 } from "../../../streams/allocs.ts";
 import {
+  DEPLOYMENT_BLOCKED,
   DEPLOYMENT_NEWER_JOB,
+  DEPLOYMENT_PENDING_FOR_PEER,
   DEPLOYMENT_RUNNING,
+  DEPLOYMENT_RUNNING_AUTO_PROMOTION,
+  DEPLOYMENT_RUNNING_NEEDS_PROMOTION,
   DEPLOYMENT_STOPPED_JOB,
   DEPLOYMENT_SUCCESSFUL,
   type DeploymentSpec,
   type DeploymentState,
   type DeploymentStatusUpdate,
+  hasAutoPromote,
   isDeploymentActive,
+  requiresPromotion,
 } from "../../../streams/deployments.ts";
 import { type EvaluationSpec, newEvaluation, ZERO_TIME } from "../../../streams/evals.ts";
 import type { TaskGroupSpec } from "../../../streams/jobs.ts";
@@ -68,6 +74,8 @@ export interface PlaceResult {
   readonly previous?: AllocRow;
   readonly reschedule: boolean;
   readonly lost: boolean;
+  /** Placed as a canary of the deployment (Nomad's allocPlaceResult.canary). */
+  readonly canary?: boolean;
 }
 
 export interface DestructiveResult {
@@ -136,7 +144,7 @@ const emptyUpdates = (): DesiredUpdates => ({
  * Nomad's allocReconciler for service and batch jobs: compares what runs
  * with what the job asks for and decides, per task group and in Nomad's
  * order, what to stop, replace, place and update. Pure: everything comes in
- * the input (canaries are not supported: a group's Canary is ignored).
+ * the input.
  */
 export class Reconciler {
   private readonly result: ReconcileResult = {
@@ -153,6 +161,8 @@ export class Reconciler {
     followupEvals: [],
   };
   private deployment: DeploymentSpec | undefined;
+  /** The deployment cancelled by this pass (Nomad's oldDeployment): its unpromoted canaries stop. */
+  private oldDeployment: DeploymentSpec | undefined;
   private deploymentPaused = false;
   private deploymentFailed = false;
   private readonly stopped: boolean;
@@ -193,11 +203,40 @@ export class Reconciler {
     }
     let complete = true;
     for (const [group, set] of matrix) complete = (yield* this.computeGroup(group, set)) && complete;
+    const created = this.result.deployment;
+    if (created && requiresPromotion(created)) {
+      this.result.deployment = {
+        ...created,
+        StatusDescription: hasAutoPromote(created)
+          ? DEPLOYMENT_RUNNING_AUTO_PROMOTION
+          : DEPLOYMENT_RUNNING_NEEDS_PROMOTION,
+      };
+    }
     if (this.deployment && complete) {
+      // A multiregion deployment waits, complete, for its peer regions (Nomad's computeDeploymentUpdates).
+      const multiregion = isMultiregion(this.input.job);
+      const s = this.deployment.Status;
+      if (!multiregion) {
+        this.result.deploymentUpdates.push({
+          DeploymentID: this.deployment.ID,
+          Status: "successful",
+          StatusDescription: DEPLOYMENT_SUCCESSFUL,
+        });
+      } else if (s !== "unblocking" && s !== "successful" && s !== "blocked") {
+        this.result.deploymentUpdates.push({
+          DeploymentID: this.deployment.ID,
+          Status: "blocked",
+          StatusDescription: DEPLOYMENT_BLOCKED,
+        });
+      }
+    }
+    // An initializing deployment (a multiregion job's, created at register)
+    // has its state computed now: it goes on as pending.
+    if (this.deployment?.Status === "initializing") {
       this.result.deploymentUpdates.push({
         DeploymentID: this.deployment.ID,
-        Status: "successful",
-        StatusDescription: DEPLOYMENT_SUCCESSFUL,
+        Status: "pending",
+        StatusDescription: DEPLOYMENT_PENDING_FOR_PEER,
       });
     }
     return this.result;
@@ -234,6 +273,7 @@ export class Reconciler {
       if (d.Status === "successful") this.deployment = undefined;
       return;
     }
+    this.oldDeployment = d;
     if (isDeploymentActive(d.Status)) {
       this.result.deploymentUpdates.push({
         DeploymentID: d.ID,
@@ -299,6 +339,9 @@ export class Reconciler {
       all = difference(all, old);
       desired.Ignore += old.size;
     }
+    const kept = this.cancelUnneededCanaries(all, desired);
+    const canaries = kept.canaries;
+    all = kept.all;
 
     yield;
     let { untainted, migrate, lost, disconnecting, reconnecting, ignore } = filterByTainted(all, this.taint);
@@ -369,7 +412,17 @@ export class Reconciler {
       union(untainted, migrate, rescheduleNow, lost, waiting),
     );
     yield;
-    const stop = this.computeStop(tg, nameIndex, untainted, migrate, lost, lostLaterEvals);
+    let isCanarying = dstate.DesiredCanaries !== 0 && !dstate.Promoted;
+    const stop = this.computeStop(
+      tg,
+      nameIndex,
+      untainted,
+      migrate,
+      lost,
+      lostLaterEvals,
+      canaries,
+      isCanarying,
+    );
     desired.Stop += stop.size;
     yield;
     untainted = difference(untainted, stop);
@@ -380,14 +433,21 @@ export class Reconciler {
     desired.InPlaceUpdate += inplace.size;
     if (!existingDeployment) dstate.DesiredTotal += destructive.size + inplace.size;
 
-    let underProvisionedBy = this.computeUnderProvisionedBy(tg, untainted, destructive, migrate);
+    // Canaries are neither counted nor replaced as the group's allocations until promoted.
+    if (isCanarying) untainted = difference(untainted, canaries);
+    const requiresCanaries =
+      tg.Update !== null && destructive.size > 0 && canaries.size < tg.Update.Canary && !dstate.Promoted;
+    if (requiresCanaries) this.computeCanaries(tg, dstate, destructive, canaries, desired, nameIndex);
+    isCanarying = dstate.DesiredCanaries !== 0 && !dstate.Promoted;
+
+    let underProvisionedBy = this.computeUnderProvisionedBy(tg, untainted, destructive, migrate, isCanarying);
     let place: PlaceResult[] = [];
     if (lostLater.length === 0) {
       place = this.computePlacements(tg, nameIndex, untainted, migrate, rescheduleNow, lost, waiting, all);
       yield;
       if (!existingDeployment) dstate.DesiredTotal += place.length;
     }
-    const placeReady = !this.deploymentPaused && !this.deploymentFailed;
+    const placeReady = !this.deploymentPaused && !this.deploymentFailed && !isCanarying;
     underProvisionedBy = this.computeReplacements(
       placeReady,
       desired,
@@ -409,10 +469,69 @@ export class Reconciler {
         migrate.size +
         rescheduleNow.size +
         rescheduleLater.length ===
-      0;
+        0 && !requiresCanaries;
     if (!complete || !this.deployment) return false;
     const state = this.deployment.TaskGroups[group];
-    return !state || state.HealthyAllocs >= state.DesiredTotal;
+    if (!state) return true;
+    return (
+      state.HealthyAllocs >= Math.max(state.DesiredTotal, state.DesiredCanaries) &&
+      !(state.DesiredCanaries > 0 && !state.Promoted)
+    );
+  }
+
+  /**
+   * Nomad's cancelUnneededCanaries: unpromoted canaries of a cancelled or
+   * failed deployment stop; the current deployment's canaries on draining
+   * or lost nodes stop too (without counting: the deployment goes on).
+   * Returns the live canaries and the group's allocations without the stopped.
+   */
+  private cancelUnneededCanaries(
+    original: AllocSet,
+    desired: DesiredUpdates,
+  ): { canaries: AllocSet; all: AllocSet } {
+    const stopIDs: string[] = [];
+    const unpromoted = (d: DeploymentSpec) => {
+      for (const state of Object.values(d.TaskGroups))
+        if (!state.Promoted) stopIDs.push(...(state.PlacedCanaries ?? []));
+    };
+    if (this.oldDeployment) unpromoted(this.oldDeployment);
+    if (this.deployment?.Status === "failed") unpromoted(this.deployment);
+    const stopSet = fromKeys(original, stopIDs);
+    const live: AllocSet = new Map();
+    for (const [id, a] of stopSet) if (!isServerTerminal(a)) live.set(id, a);
+    this.markStop(live, "", ALLOC_NOT_NEEDED);
+    desired.Stop += live.size;
+    let all = difference(original, stopSet);
+    let canaries: AllocSet = new Map();
+    if (this.deployment) {
+      const ids: string[] = [];
+      for (const state of Object.values(this.deployment.TaskGroups))
+        ids.push(...(state.PlacedCanaries ?? []));
+      const t = filterByTainted(fromKeys(all, ids), this.taint);
+      this.markStop(t.migrate, "", ALLOC_MIGRATING);
+      this.markStop(t.lost, "lost", ALLOC_LOST);
+      canaries = t.untainted;
+      all = difference(all, t.migrate, t.lost);
+    }
+    return { canaries, all };
+  }
+
+  /** Nomad's computeCanaries: the canaries still missing are placed unless the deployment is paused or failed. */
+  private computeCanaries(
+    tg: TaskGroupSpec,
+    dstate: MutableDeploymentState,
+    destructive: AllocSet,
+    canaries: AllocSet,
+    desired: DesiredUpdates,
+    nameIndex: NameIndex,
+  ): void {
+    const wanted = tg.Update?.Canary ?? 0;
+    dstate.DesiredCanaries = wanted;
+    if (this.deploymentPaused || this.deploymentFailed) return;
+    const n = Math.max(0, wanted - canaries.size);
+    desired.Canary += n;
+    for (const name of nameIndex.nextCanaries(n, canaries, destructive))
+      this.result.place.push({ name, tg, reschedule: false, lost: false, canary: true });
   }
 
   /** Nomad's reconcileReconnecting: the original or its replacement is kept, the other stopped. */
@@ -608,17 +727,21 @@ export class Reconciler {
     migrate: AllocSet,
     lost: AllocSet,
     followups: ReadonlyMap<string, string>,
+    canaries: AllocSet,
+    isCanarying: boolean,
   ): AllocSet {
     const stop: AllocSet = new Map(lost);
     // Already stopped and lost (by the heartbeat path, or an earlier pass): nothing to write again.
     const toStop: AllocSet = new Map();
     for (const [id, a] of lost) if (!isLostByServer(a) || followups.has(id)) toStop.set(id, a);
     this.markStop(toStop, "lost", ALLOC_LOST, followups);
+    // Canaries of a deployment still canarying are not the group's to stop.
+    const considered = isCanarying ? difference(untaintedIn, canaries) : untaintedIn;
     let known = 0;
-    for (const a of untaintedIn.values()) if (a.ClientStatus !== "unknown") known++;
+    for (const a of considered.values()) if (a.ClientStatus !== "unknown") known++;
     let remove = known + migrate.size - tg.Count;
     if (remove <= 0) return stop;
-    const untainted = filterByTerminal(untaintedIn);
+    const untainted = filterByTerminal(considered);
     const stopNotNeeded = (id: string, a: AllocRow) => {
       stop.set(id, a);
       this.result.stop.push({
@@ -628,6 +751,17 @@ export class Reconciler {
         followupEvalID: "",
       });
     };
+    // Promoted: the old allocations that share a canary's name go first.
+    if (!isCanarying && canaries.size > 0) {
+      const canaryNames = new Set<string>();
+      for (const a of canaries.values()) canaryNames.add(a.Name);
+      for (const [id, a] of [...untainted]) {
+        if (canaries.has(id) || !canaryNames.has(a.Name)) continue;
+        stopNotNeeded(id, a);
+        untainted.delete(id);
+        if (--remove === 0) return stop;
+      }
+    }
     if (migrate.size > 0) {
       const migrating = new NameIndex(this.input.jobID, tg.Name, tg.Count, migrate);
       const names = migrating.highest(remove);
@@ -681,11 +815,12 @@ export class Reconciler {
     untainted: AllocSet,
     destructive: AllocSet,
     migrate: AllocSet,
+    isCanarying: boolean,
   ): number {
     const update = tg.Update;
     if (!update || update.MaxParallel === 0 || destructive.size + migrate.size === 0) return tg.Count;
     if (!this.deployment) return update.MaxParallel;
-    if (this.deploymentPaused || this.deploymentFailed) return 0;
+    if (this.deploymentPaused || this.deploymentFailed || isCanarying) return 0;
     let limit = update.MaxParallel;
     for (const a of untainted.values()) {
       if (a.DeploymentID !== this.deployment.ID) continue;
@@ -708,7 +843,7 @@ export class Reconciler {
   ): PlaceResult[] {
     const place: PlaceResult[] = [];
     for (const a of reschedule.values())
-      place.push({ name: a.Name, tg, previous: a, reschedule: true, lost: false });
+      place.push({ name: a.Name, tg, previous: a, reschedule: true, lost: false, canary: isCanary(a) });
     let existing = untainted.size + migrate.size + reschedule.size;
     const held = new Set<string>();
     for (const set of [untainted, migrate, reschedule]) for (const a of set.values()) held.add(a.Name);
@@ -727,7 +862,7 @@ export class Reconciler {
       if (liveReplacement(a, all) !== undefined || held.has(a.Name)) continue;
       existing++;
       held.add(a.Name);
-      place.push({ name: a.Name, tg, previous: a, reschedule: false, lost: true });
+      place.push({ name: a.Name, tg, previous: a, reschedule: false, lost: true, canary: isCanary(a) });
     }
     if (existing < tg.Count) {
       for (const name of nameIndex.next(tg.Count - existing))
@@ -799,7 +934,14 @@ export class Reconciler {
     desired.Migrate += migrate.size;
     for (const a of nameOrder(migrate)) {
       this.result.stop.push({ alloc: a, clientStatus: "", description: ALLOC_MIGRATING, followupEvalID: "" });
-      this.result.place.push({ name: a.Name, tg, previous: a, reschedule: false, lost: false });
+      this.result.place.push({
+        name: a.Name,
+        tg,
+        previous: a,
+        reschedule: false,
+        lost: false,
+        canary: isCanary(a),
+      });
     }
   }
 
@@ -832,7 +974,7 @@ export class Reconciler {
         JobModifyIndex: job.ModifyIndex,
         JobSpecModifyIndex: job.JobModifyIndex,
         JobCreateIndex: job.CreateIndex,
-        IsMultiregion: false,
+        IsMultiregion: isMultiregion(job),
         TaskGroups: {},
         Status: "running",
         StatusDescription: DEPLOYMENT_RUNNING,
@@ -849,6 +991,24 @@ export class Reconciler {
     if (this.result.deployment && this.result.deployment.ID === this.deployment.ID)
       this.result.deployment = this.deployment;
   }
+}
+
+/** Nomad's Job.IsMultiregion: a multiregion block naming regions. */
+function isMultiregion(job: JobRow | undefined): boolean {
+  const m = (job as { Multiregion?: { Regions?: readonly unknown[] | null } | null } | undefined)
+    ?.Multiregion;
+  return (m?.Regions?.length ?? 0) > 0;
+}
+
+const isCanary = (a: AllocRow): boolean => a.DeploymentStatus?.Canary === true;
+
+function fromKeys(set: AllocSet, ids: readonly string[]): AllocSet {
+  const out: AllocSet = new Map();
+  for (const id of ids) {
+    const a = set.get(id);
+    if (a) out.set(id, a);
+  }
+  return out;
 }
 
 type MutableDeploymentState = { -readonly [K in keyof DeploymentState]: DeploymentState[K] };

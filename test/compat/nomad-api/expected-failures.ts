@@ -6,7 +6,6 @@ const SECRET_HASHED =
 const CLIENT_AGENT = "a client agent's own API";
 const SIMULATED_NODE =
   "a real client agent: without the nomad binary (NOMAD_BIN) dev agents get a simulated node, which has no client API of its own";
-const DEPLOYMENTS = "deployment fail/pause/promote with canaries (issue 20)";
 const GOSSIP =
   "documented difference: chronomad servers are members of a cluster by sharing its log, not by gossip, so joining a separate server (another log) is refused with a clear 400 (README, Nomad compatibility)";
 
@@ -28,9 +27,6 @@ export const EXPECTED_FAILURES: ExpectedFailures = {
   TestNodeIdentity_Get: `${NEWER_NOMAD}: /v1/client/identity, node identities (Nomad 1.11)`,
   TestNodeIdentity_Renew: `${NEWER_NOMAD}: /v1/client/identity/renew, node identities (Nomad 1.11)`,
   TestAgent_MonitorWithNode: `${CLIENT_AGENT}: /v1/agent/monitor?node_id= is not passed on to the client agent (Agent.Monitor is not served, README)`,
-  TestDeployments_Fail: DEPLOYMENTS,
-  TestDeployments_Pause: DEPLOYMENTS,
-  TestDeployments_Unpause: DEPLOYMENTS,
   TestJobs_PeriodicForce: "periodic jobs: /v1/job/:id/periodic/force (issue 20)",
   TestAgent_Join: GOSSIP,
   TestAgent_ForceLeave: GOSSIP,
