@@ -227,19 +227,18 @@ function* computePlacements(
     if (prev && stopPrev !== undefined) plan.appendStop(prev, stopPrev);
     const { selection, metric } = stack.select(tg, prev ? { penaltyNodes: penaltyNodes(prev) } : NO_OPTIONS);
     if (selection) {
-      plan.appendPlacement(
-        placement(
-          ctx.newID(),
-          name,
-          tg,
-          selection.node.ID,
-          selection.score,
-          metric.NodesEvaluated,
-          prev,
-          reschedule,
-          nowNs,
-        ),
+      const p = placement(
+        ctx.newID(),
+        name,
+        tg,
+        selection.node.ID,
+        selection.score,
+        metric.NodesEvaluated,
+        prev,
+        reschedule,
+        nowNs,
       );
+      plan.appendPlacement(selection.network ? { ...p, ...selection.network } : p);
       return;
     }
     metric.exhaustResources(tg);

@@ -1,5 +1,6 @@
 import type { AllocRow } from "../../../projections/allocs.ts";
 import type { JobRow } from "../../../projections/jobs.ts";
+import { allocNetworkUse, offerNetworkUse, type PortSet } from "../../../projections/networks.ts";
 import { addUsage, allocUsage, groupAllocation, type Usage } from "../../../projections/resources.ts";
 import {
   type AllocFollowup,
@@ -37,7 +38,7 @@ export class Plan {
   constructor(
     readonly evalID: string,
     readonly job: JobRow | undefined,
-    private readonly allocs: Table<AllocRow>,
+    readonly allocs: Table<AllocRow>,
     private readonly nowNs: number,
   ) {}
 
@@ -78,12 +79,17 @@ export class Plan {
   popStop(a: AllocRow): void {
     if (!this.stops.delete(a.ID)) return;
     const use = this.perNode.get(a.NodeID);
-    if (use && !isTerminalAlloc(a)) use.add(a.JobID, a.TaskGroup, allocUsage(a));
+    if (use && !isTerminalAlloc(a)) {
+      use.add(a.JobID, a.TaskGroup, allocUsage(a));
+      use.ports?.addAlloc(allocNetworkUse(a));
+    }
   }
 
   appendPlacement(p: PlannedAlloc): void {
     this.placements.push(p);
-    this.perNode.get(p.NodeID)?.add(this.job?.ID ?? "", p.TaskGroup, groupAllocation(p.tg).usage);
+    const use = this.perNode.get(p.NodeID);
+    use?.add(this.job?.ID ?? "", p.TaskGroup, groupAllocation(p.tg).usage);
+    if (use?.ports && (p.Ports || p.TaskNetworks)) use.ports.addAlloc(offerNetworkUse(p));
   }
 
   /** What `nodeID` would run if the plan applied. */
@@ -106,6 +112,8 @@ export class Plan {
 /** One node's proposed load: its resources in use and its allocations per job and group. */
 export class NodeUse {
   readonly used: Usage = { cpu: 0, memoryMB: 0, diskMB: 0 };
+  /** The node's ports in use, once a group asking for ports was ranked on it (network-index.ts portsOn). */
+  ports: PortSet | undefined = undefined;
   private readonly jobs = new Map<string, Map<string, number>>();
 
   add(jobID: string, tg: string, usage: Readonly<Usage>, _id?: string): void {
@@ -120,6 +128,7 @@ export class NodeUse {
 
   remove(a: AllocRow): void {
     addUsage(this.used, allocUsage(a), -1);
+    this.ports?.removeAlloc(allocNetworkUse(a));
     const groups = this.jobs.get(a.JobID);
     const n = groups?.get(a.TaskGroup) ?? 0;
     if (groups && n > 0) groups.set(a.TaskGroup, n - 1);

@@ -1,10 +1,12 @@
 import type { JobRow } from "../../../projections/jobs.ts";
+import type { NetworkOffer } from "../../../projections/networks.ts";
 import type { NodeRow } from "../../../projections/nodes.ts";
 import { type Capacity, groupAllocation, nodeCapacity, type Usage } from "../../../projections/resources.ts";
 import type { TaskGroupSpec } from "../../../streams/jobs.ts";
 import type { Table } from "../../store/table.ts";
 import { CLASS_INELIGIBLE, type Feasibility } from "./feasibility.ts";
 import { AllocMetric, type NodeScoreMeta } from "./metrics.ts";
+import { NetworkIndex } from "./network-index.ts";
 import type { NodeUse, Plan } from "./plan.ts";
 import { antiAffinityPenalty, fitScoreOf, RESCHEDULE_PENALTY } from "./ranking.ts";
 import { LazyShuffle } from "./rng.ts";
@@ -22,6 +24,8 @@ export interface SelectOptions {
 export interface Selection {
   readonly node: NodeRow;
   readonly score: number;
+  /** The ports and networks given, for a group that asks for some. */
+  readonly network?: NetworkOffer;
 }
 
 /** A feasible node with its scores (Nomad's RankedNode), kept as numbers: most are never shown. */
@@ -33,6 +37,7 @@ interface RankedOption {
   /** A node the allocation failed on (Nomad's node-reschedule-penalty). */
   readonly penalized: boolean;
   readonly final: number;
+  readonly network?: NetworkOffer;
 }
 
 /**
@@ -78,6 +83,7 @@ export class PlacementStack {
   private readonly limit: number;
   /** Per position in the shuffled order: the node's slot, null when the node is gone. */
   private readonly slots: (NodeSlot | null | undefined)[] = [];
+  private readonly networks: NetworkIndex;
 
   constructor(
     private readonly nodes: Table<NodeRow>,
@@ -92,6 +98,7 @@ export class PlacementStack {
     private readonly available: Record<string, number>,
   ) {
     this.source = new LazyShuffle(readyNodeIDs, random);
+    this.networks = new NetworkIndex(plan, random);
     this.limit = batch ? 2 : Math.max(2, Math.ceil(Math.log2(Math.max(1, poolSize))));
   }
 
@@ -188,6 +195,12 @@ export class PlacementStack {
     releasing: Readonly<Usage> | undefined,
   ): RankedOption | undefined {
     const node = slot.node;
+    // Nomad's BinPackIterator gives ports first; an in-place update keeps the ones it holds.
+    let network: NetworkOffer | undefined;
+    if (!releasing && this.networks.asksFor(tg)) {
+      network = this.networks.offer(node, use, tg, metric);
+      if (!network) return undefined;
+    }
     let cpu = use.used.cpu;
     let memoryMB = use.used.memoryMB;
     let diskMB = use.used.diskMB;
@@ -227,7 +240,10 @@ export class PlacementStack {
       sum += RESCHEDULE_PENALTY;
       scorers++;
     }
-    return { node, binpack, antiAffinity, penalized, final: sum / scorers };
+    const final = sum / scorers;
+    return network
+      ? { node, binpack, antiAffinity, penalized, final, network }
+      : { node, binpack, antiAffinity, penalized, final };
   }
 
   private choose(
@@ -239,7 +255,10 @@ export class PlacementStack {
     let best = picked[0]!;
     for (const o of picked) if (o.final > best.final) best = o;
     metric.scoreMetaFrom(() => scoreMeta(picked));
-    return { selection: { node: best.node, score: best.final }, metric };
+    const selection: Selection = best.network
+      ? { node: best.node, score: best.final, network: best.network }
+      : { node: best.node, score: best.final };
+    return { selection, metric };
   }
 }
 
