@@ -12,6 +12,7 @@ import { inFreshProcess } from "../bench/fresh-process.ts";
 import { benchHeartbeats } from "../bench/heartbeat-bench.ts";
 import { benchIdentity } from "../bench/identity-bench.ts";
 import { benchKafkaLog } from "../bench/kafka-log-bench.ts";
+import { benchPorts } from "../bench/ports-bench.ts";
 import { benchRegistration, type RegistrationBenchOptions } from "../bench/registration-bench.ts";
 import { benchScheduler } from "../bench/scheduler-bench.ts";
 import { benchVisible } from "../bench/store-bench.ts";
@@ -20,6 +21,7 @@ import { benchVariables } from "../bench/variables-bench.ts";
 type Figures = Record<string, object | number>;
 
 const USAGE = `Usage: chronomad bench [--json] [--eval-delete | --all]
+       chronomad bench --ports [--json]
        chronomad bench --registration [--vs URL] [--jobs N] [--concurrency C]
                        [--warmup N] [--fsync always|never] [--pause-broker] [--json]
 
@@ -32,6 +34,10 @@ goes to stderr.
   --json          print the figures as one JSON object instead of a table
   --eval-delete   also delete 1,000,000 evaluations (several minutes)
   --all           every benchmark, --eval-delete included
+  --ports         only the ports benchmark: placements/s of one job of
+                  10,000 allocations on 5,000 nodes with a host network,
+                  asking for no port, then for two dynamic ports, then
+                  2,500 allocations with a static and a dynamic port
   -h, --help      print this and exit
 
 The registration benchmark alone (--registration, implied by --vs): N batch
@@ -70,6 +76,11 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
   const { json, evalDelete, registration } = parsed;
   const progress = (what: string) => process.stderr.write(`bench: ${what}...\n`);
   const figures: Figures = {};
+  if (parsed.ports) {
+    progress("ports: 10,000 allocations on 5,000 networked nodes, without then with ports");
+    figures.ports = await benchPorts();
+    return report(figures, json, out, false);
+  }
   if (registration) {
     figures.registration = await benchRegistration({ ...registration, progress });
     return report(figures, json, out, false);
@@ -144,11 +155,13 @@ interface BenchArgs {
   readonly evalDelete: boolean;
   /** Set when only the registration benchmark runs. */
   readonly registration: RegistrationBenchOptions | undefined;
+  /** Only the ports benchmark. */
+  readonly ports: boolean;
 }
 
 /** The arguments, or what is wrong with them. */
 function parseArgs(args: readonly string[]): BenchArgs | string {
-  const flags = ["--json", "--eval-delete", "--all", "--registration", "--pause-broker"];
+  const flags = ["--json", "--eval-delete", "--all", "--registration", "--pause-broker", "--ports"];
   const valued = ["--vs", "--jobs", "--concurrency", "--warmup", "--fsync"];
   const seen = new Set<string>();
   const values = new Map<string, string>();
@@ -186,6 +199,7 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
     registration: registrationOnly
       ? { url, jobs, concurrency, warmup, fsync, pauseBroker: seen.has("--pause-broker") }
       : undefined,
+    ports: seen.has("--ports"),
   };
 }
 

@@ -21,9 +21,6 @@ import type { NodeUse, Plan } from "./plan.ts";
 /** Nomad's maxRandPortAttempts: random picks of a dynamic port before the precise scan. */
 const MAX_RAND_PORT_ATTEMPTS = 20;
 
-/** Why a port could not be given (Nomad's AssignPorts / AssignTaskNetwork errors). */
-class PortError extends Error {}
-
 /**
  * Nomad's NetworkIndex for one evaluation. Each node's ports in use (its
  * reserved ports, its live allocations' ports, the plan's placements there)
@@ -35,6 +32,10 @@ class PortError extends Error {}
  */
 export class NetworkIndex {
   private readonly asks = new WeakMap<TaskGroupSpec, boolean>();
+  private readonly templates = new WeakMap<TaskGroupSpec, boolean>();
+  private readonly tasks = new WeakMap<TaskGroupSpec, boolean>();
+  /** Per group, per node: undefined when the node has the group's network, else why it is filtered. */
+  private readonly verdicts = new WeakMap<TaskGroupSpec, WeakMap<object, string | null>>();
 
   constructor(
     private readonly plan: Plan,
@@ -59,7 +60,7 @@ export class NetworkIndex {
    */
   offer(node: NodeRow, use: NodeUse, tg: TaskGroupSpec, metric: AllocMetric): NetworkOffer | undefined {
     const ask = groupNetworkAsk(tg);
-    if (ask && !this.networkFeasible(node, ask, metric)) return undefined;
+    if (ask && !this.networkFeasible(node, tg, ask, metric)) return undefined;
     const ports = portsOn(this.plan, use, node);
     if (ports.node.error) {
       metric.exhaustedNode(node.NodeClass, "network: invalid node");
@@ -70,76 +71,117 @@ export class NetworkIndex {
       return undefined;
     }
     let groupPorts: PortMapping[] | undefined;
-    const taken: { ip: string; port: number }[] = [];
-    const given: NetworkResource[] = [];
-    try {
-      if (ask && ((ask.ReservedPorts?.length ?? 0) > 0 || (ask.DynamicPorts?.length ?? 0) > 0)) {
-        const resolved = resolveHostNetworks(ask, node);
-        if (typeof resolved === "string") {
-          metric.exhaustedNode(node.NodeClass, resolved);
-          return undefined;
-        }
-        groupPorts = assignPorts(ports, resolved, this.random);
-        // Reserved for the tasks' asks below, as Nomad's AddReservedPorts.
-        for (const p of groupPorts)
-          if (ports.add(p.HostIP, p.Value)) taken.push({ ip: p.HostIP, port: p.Value });
+    let taskNetworks: Record<string, NetworkResource> | undefined;
+    let failure: string | undefined;
+    if (ask && ((ask.ReservedPorts?.length ?? 0) > 0 || (ask.DynamicPorts?.length ?? 0) > 0)) {
+      const resolved = this.templated(tg) ? resolveHostNetworks(ask, node) : ask;
+      if (typeof resolved === "string") {
+        metric.exhaustedNode(node.NodeClass, resolved);
+        return undefined;
       }
-      let taskNetworks: Record<string, NetworkResource> | undefined;
+      const assigned = assignPorts(ports, resolved, this.random);
+      if (typeof assigned === "string") failure = assigned;
+      else groupPorts = assigned;
+    }
+    if (failure === undefined && this.taskAsks(tg)) {
+      // The group's ports are held while the tasks' are picked (Nomad's AddReservedPorts), then given back:
+      // only an applied placement holds ports (Plan.appendPlacement).
+      const taken: { ip: string; port: number }[] = [];
+      const given: NetworkResource[] = [];
+      for (const p of groupPorts ?? [])
+        if (ports.add(p.HostIP, p.Value)) taken.push({ ip: p.HostIP, port: p.Value });
       for (const task of tg.Tasks) {
         const taskAsk = task.Resources?.Networks?.[0] as NetworkResource | undefined;
         if (!taskAsk) continue;
         const n = assignTaskNetwork(ports, taskAsk, this.random);
-        for (const p of [...(n.ReservedPorts ?? []), ...(n.DynamicPorts ?? [])])
+        if (typeof n === "string") {
+          failure = n;
+          break;
+        }
+        for (const p of n.ReservedPorts ?? [])
+          if (ports.add(n.IP, p.Value)) taken.push({ ip: n.IP, port: p.Value });
+        for (const p of n.DynamicPorts ?? [])
           if (ports.add(n.IP, p.Value)) taken.push({ ip: n.IP, port: p.Value });
         bandwidth(ports, n, 1);
         given.push(n);
         taskNetworks ??= {};
         taskNetworks[task.Name] = n;
       }
-      return {
-        ...(groupPorts ? { Ports: groupPorts } : {}),
-        ...(taskNetworks ? { TaskNetworks: taskNetworks } : {}),
-      };
-    } catch (err) {
-      if (!(err instanceof PortError)) throw err;
-      metric.exhaustedNode(node.NodeClass, `network: ${err.message}`);
-      return undefined;
-    } finally {
-      // Only an applied placement holds ports: the plan adds them (Plan.appendPlacement).
       for (const t of taken) ports.delete(t.ip, t.port);
       for (const n of given) bandwidth(ports, n, -1);
     }
+    if (failure !== undefined) {
+      metric.exhaustedNode(node.NodeClass, `network: ${failure}`);
+      return undefined;
+    }
+    if (groupPorts && !taskNetworks) return { Ports: groupPorts };
+    return {
+      ...(groupPorts ? { Ports: groupPorts } : {}),
+      ...(taskNetworks ? { TaskNetworks: taskNetworks } : {}),
+    };
   }
 
-  /** Nomad's NetworkChecker: the node has the network mode, and every port's host network. */
-  private networkFeasible(node: NodeRow, ask: NetworkResource, metric: AllocMetric): boolean {
-    const nets = nodeNetworks(node);
-    const mode = ask.Mode || "host";
-    if (mode === "none") return true;
-    if (!nets.modes.has(mode)) {
-      metric.filterNode(node.NodeClass, "missing network");
-      return false;
+  /** Whether a port of the group's network names its host network with a template (`${meta.x}`). */
+  private templated(tg: TaskGroupSpec): boolean {
+    let t = this.templates.get(tg);
+    if (t === undefined) {
+      const ask = groupNetworkAsk(tg);
+      t = [...(ask?.ReservedPorts ?? []), ...(ask?.DynamicPorts ?? [])].some((p) =>
+        p.HostNetwork.includes("${"),
+      );
+      this.templates.set(tg, t);
     }
-    for (const port of [...(ask.ReservedPorts ?? []), ...(ask.DynamicPorts ?? [])]) {
-      if (port.HostNetwork === "") continue;
-      const alias = resolveTarget(port.HostNetwork, node);
-      if (alias === undefined) {
-        metric.filterNode(
-          node.NodeClass,
-          `invalid host network ${JSON.stringify(port.HostNetwork)} template for port ${JSON.stringify(port.Label)}`,
-        );
-        return false;
-      }
-      if (!nets.hostNetworks.has(alias)) {
-        metric.filterNode(
-          node.NodeClass,
-          `missing host network ${JSON.stringify(alias)} for port ${JSON.stringify(port.Label)}`,
-        );
-        return false;
-      }
-    }
-    return true;
+    return t;
   }
+
+  /** Whether a task of the group asks for a legacy network. */
+  private taskAsks(tg: TaskGroupSpec): boolean {
+    let t = this.tasks.get(tg);
+    if (t === undefined) {
+      t = tg.Tasks.some((task) => (task.Resources?.Networks?.length ?? 0) > 0);
+      this.tasks.set(tg, t);
+    }
+    return t;
+  }
+
+  /** Nomad's NetworkChecker, its verdict kept per node for the evaluation (a refusal is counted each time). */
+  private networkFeasible(
+    node: NodeRow,
+    tg: TaskGroupSpec,
+    ask: NetworkResource,
+    metric: AllocMetric,
+  ): boolean {
+    let byNode = this.verdicts.get(tg);
+    if (!byNode) {
+      byNode = new WeakMap();
+      this.verdicts.set(tg, byNode);
+    }
+    let why = byNode.get(node);
+    if (why === undefined) {
+      why = networkRefusal(node, ask);
+      byNode.set(node, why);
+    }
+    if (why === null) return true;
+    metric.filterNode(node.NodeClass, why);
+    return false;
+  }
+}
+
+/** Why the node lacks the ask's network mode or a port's host network (Nomad's NetworkChecker), or null. */
+function networkRefusal(node: NodeRow, ask: NetworkResource): string | null {
+  const nets = nodeNetworks(node);
+  const mode = ask.Mode || "host";
+  if (mode === "none") return null;
+  if (!nets.modes.has(mode)) return "missing network";
+  for (const port of [...(ask.ReservedPorts ?? []), ...(ask.DynamicPorts ?? [])]) {
+    if (port.HostNetwork === "") continue;
+    const alias = resolveTarget(port.HostNetwork, node);
+    if (alias === undefined)
+      return `invalid host network ${JSON.stringify(port.HostNetwork)} template for port ${JSON.stringify(port.Label)}`;
+    if (!nets.hostNetworks.has(alias))
+      return `missing host network ${JSON.stringify(alias)} for port ${JSON.stringify(port.Label)}`;
+  }
+  return null;
 }
 
 function bandwidth(ports: PortSet, n: NetworkResource, sign: 1 | -1): void {
@@ -159,8 +201,7 @@ export function portsOn(plan: Plan, use: NodeUse, node: NodeRow): PortSet {
     const collision = ports.addAlloc(allocNetworkUse(a));
     ports.collision ??= collision;
   }
-  for (const p of plan.placements) {
-    if (p.NodeID !== node.ID || (!p.Ports && !p.TaskNetworks)) continue;
+  for (const p of plan.portPlacements.get(node.ID) ?? []) {
     const collision = ports.addAlloc(offerNetworkUse(p));
     ports.collision ??= collision;
   }
@@ -195,40 +236,35 @@ function resolveHostNetworks(ask: NetworkResource, node: NodeRow): NetworkResour
   return { ...ask, ReservedPorts: reserved, DynamicPorts: dynamic };
 }
 
-/** Nomad's NetworkIndex.AssignPorts: the group network's static ports, then its dynamic ones, on the host networks they name. */
-export function assignPorts(ports: PortSet, ask: NetworkResource, random: () => number): PortMapping[] {
+/** Nomad's NetworkIndex.AssignPorts: the group network's static ports, then its dynamic ones, on the host networks they name; or why not. */
+export function assignPorts(
+  ports: PortSet,
+  ask: NetworkResource,
+  random: () => number,
+): PortMapping[] | string {
   const offer: PortMapping[] = [];
   const inOffer: number[] = [];
-  const reservedByNetwork = new Map<string, number[]>();
+  let reservedByNetwork: Map<string, number[]> | undefined;
   for (const port of ask.ReservedPorts ?? []) {
-    const list = reservedByNetwork.get(port.HostNetwork) ?? [];
-    list.push(port.Value);
-    reservedByNetwork.set(port.HostNetwork, list);
+    reservedByNetwork ??= new Map();
+    const list = reservedByNetwork.get(port.HostNetwork);
+    if (list) list.push(port.Value);
+    else reservedByNetwork.set(port.HostNetwork, [port.Value]);
     const address = ports.node.hostNetworks.get(port.HostNetwork)?.[0];
-    if (address === undefined) throw new PortError(`no addresses available for ${port.HostNetwork} network`);
-    if (port.Value < 0 || port.Value >= MAX_VALID_PORT)
-      throw new PortError(`invalid port ${port.Value} (out of range)`);
-    if (ports.has(address, port.Value))
-      throw new PortError(`reserved port collision ${port.Label}=${port.Value}`);
+    if (address === undefined) return `no addresses available for ${port.HostNetwork} network`;
+    if (port.Value < 0 || port.Value >= MAX_VALID_PORT) return `invalid port ${port.Value} (out of range)`;
+    if (ports.has(address, port.Value)) return `reserved port collision ${port.Label}=${port.Value}`;
     offer.push({ Label: port.Label, Value: port.Value, To: port.To, HostIP: address });
     inOffer.push(port.Value);
   }
   for (const port of ask.DynamicPorts ?? []) {
-    const reserved = reservedByNetwork.get(port.HostNetwork) ?? [];
+    const reserved = reservedByNetwork?.get(port.HostNetwork) ?? NONE;
     let given: PortMapping | undefined;
     let error: string | undefined;
-    for (const address of ports.node.hostNetworks.get(port.HostNetwork) ?? []) {
-      const used = (p: number) => ports.has(address, p);
+    for (const address of ports.node.hostNetworks.get(port.HostNetwork) ?? NO_ADDRESSES) {
       const value =
-        stochasticPort(
-          used,
-          inOffer,
-          reserved,
-          ports.node.minDynamicPort,
-          ports.node.maxDynamicPort,
-          random,
-        ) ??
-        precisePort(used, inOffer, reserved, ports.node.minDynamicPort, ports.node.maxDynamicPort, random);
+        stochasticPort(ports, address, inOffer, reserved, random) ??
+        precisePort(ports, address, inOffer, reserved, random);
       if (value === undefined) {
         error = "dynamic port selection failed";
         continue;
@@ -236,23 +272,26 @@ export function assignPorts(ports: PortSet, ask: NetworkResource, random: () => 
       given = { Label: port.Label, Value: value, To: port.To === -1 ? value : port.To, HostIP: address };
       break;
     }
-    if (!given) throw new PortError(error ?? `no addresses available for ${port.HostNetwork} network`);
+    if (!given) return error ?? `no addresses available for ${port.HostNetwork} network`;
     offer.push(given);
     inOffer.push(given.Value);
   }
   return offer;
 }
 
+const NONE: readonly number[] = [];
+const NO_ADDRESSES: readonly string[] = [];
+
 /**
  * Nomad's AssignTaskNetwork (a task's legacy `resources.network`): the
  * first node network with the bandwidth left and the static ports free,
- * with its dynamic ports picked from the node's range.
+ * with its dynamic ports picked from the node's range; or why not.
  */
 export function assignTaskNetwork(
   ports: PortSet,
   ask: NetworkResource,
   random: () => number,
-): NetworkResource {
+): NetworkResource | string {
   let error = "no networks available";
   for (const n of ports.node.taskNetworks) {
     const used = ports.bandwidth.get(n.Device) ?? 0;
@@ -270,22 +309,14 @@ export function assignTaskNetwork(
           : `reserved port collision ${collision.Label}=${collision.Value}`;
       continue;
     }
-    const isUsed = (p: number) => ports.has(n.IP, p);
     const reserved = (ask.ReservedPorts ?? []).map((p) => p.Value);
     const dynamic: NetworkPort[] = [];
     const picked: number[] = [];
     let failed = false;
     for (const p of ask.DynamicPorts ?? []) {
       const value =
-        stochasticPort(
-          isUsed,
-          picked,
-          reserved,
-          ports.node.minDynamicPort,
-          ports.node.maxDynamicPort,
-          random,
-        ) ??
-        precisePort(isUsed, picked, reserved, ports.node.minDynamicPort, ports.node.maxDynamicPort, random);
+        stochasticPort(ports, n.IP, picked, reserved, random) ??
+        precisePort(ports, n.IP, picked, reserved, random);
       if (value === undefined) {
         failed = true;
         break;
@@ -309,21 +340,22 @@ export function assignTaskNetwork(
       DynamicPorts: dynamic.length > 0 ? dynamic : null,
     };
   }
-  throw new PortError(error);
+  return error;
 }
 
 /** Nomad's getDynamicPortsStochastic for one port: up to 20 random picks in [min, max). */
 function stochasticPort(
-  used: (p: number) => boolean,
+  ports: PortSet,
+  address: string,
   inOffer: readonly number[],
   reserved: readonly number[],
-  min: number,
-  max: number,
   random: () => number,
 ): number | undefined {
+  const min = ports.node.minDynamicPort;
+  const max = ports.node.maxDynamicPort;
   for (let attempt = 0; attempt < MAX_RAND_PORT_ATTEMPTS; attempt++) {
     const port = max - min > 0 ? min + Math.floor(random() * (max - min)) : min;
-    if (used(port) || inOffer.includes(port) || reserved.includes(port)) continue;
+    if (ports.has(address, port) || inOffer.includes(port) || reserved.includes(port)) continue;
     return port;
   }
   return undefined;
@@ -331,16 +363,15 @@ function stochasticPort(
 
 /** Nomad's getDynamicPortsPrecise for one port: a random one of every free port in [min, max]. */
 function precisePort(
-  used: (p: number) => boolean,
+  ports: PortSet,
+  address: string,
   inOffer: readonly number[],
   reserved: readonly number[],
-  min: number,
-  max: number,
   random: () => number,
 ): number | undefined {
   const free: number[] = [];
-  for (let p = min; p <= max && p < MAX_VALID_PORT; p++) {
-    if (!used(p) && !inOffer.includes(p) && !reserved.includes(p)) free.push(p);
+  for (let p = ports.node.minDynamicPort; p <= ports.node.maxDynamicPort && p < MAX_VALID_PORT; p++) {
+    if (!ports.has(address, p) && !inOffer.includes(p) && !reserved.includes(p)) free.push(p);
   }
   if (free.length === 0) return undefined;
   return free[Math.floor(random() * free.length)];

@@ -34,6 +34,8 @@ export class Plan {
   deploymentUpdates: DeploymentStatusUpdate[] = [];
   deploymentID = "";
   private readonly perNode = new Map<string, NodeUse>();
+  /** Placements holding ports, per node (read by network-index.ts when it first gathers a node's ports). */
+  readonly portPlacements = new Map<string, PlannedAlloc[]>();
 
   constructor(
     readonly evalID: string,
@@ -89,7 +91,12 @@ export class Plan {
     this.placements.push(p);
     const use = this.perNode.get(p.NodeID);
     use?.add(this.job?.ID ?? "", p.TaskGroup, groupAllocation(p.tg).usage);
-    if (use?.ports && (p.Ports || p.TaskNetworks)) use.ports.addAlloc(offerNetworkUse(p));
+    if (p.Ports || p.TaskNetworks) {
+      use?.ports?.addAlloc(offerNetworkUse(p));
+      const onNode = this.portPlacements.get(p.NodeID);
+      if (onNode) onNode.push(p);
+      else this.portPlacements.set(p.NodeID, [p]);
+    }
   }
 
   /** What `nodeID` would run if the plan applied. */
