@@ -147,9 +147,64 @@ describe("group networks: static and dynamic ports", () => {
     expect(after.Job?.Priority).toBe(60);
     expect(shared(after).Ports).toEqual(shared(before).Ports);
   });
+
+  it("a task's legacy resources.network gets the node's device and address, and its static port once per node", async () => {
+    const s = await start();
+    const node = await s.addNode(networkedNode({ min: 26_000, max: 26_050 }));
+    const job = serviceJobWithTaskNetwork("legacy", 2);
+    await s.register(job);
+    await s.idle();
+    const [a] = s.live("legacy");
+    expect(s.live("legacy")).toHaveLength(1);
+    const tasks = (
+      a!.AllocatedResources as { Tasks: Record<string, { Networks: Record<string, unknown>[] }> }
+    ).Tasks;
+    const n = tasks.server!.Networks[0]!;
+    expect(n.Device).toBe("eth0");
+    expect(n.IP).toBe(networkedNodeIP(s, node.id));
+    expect(n.MBits).toBe(10);
+    expect((n.ReservedPorts as { Value: number }[])[0]?.Value).toBe(9090);
+    const dyn = (n.DynamicPorts as { Value: number }[])[0]!.Value;
+    expect(dyn).toBeGreaterThanOrEqual(26_000);
+    expect(dyn).toBeLessThanOrEqual(26_050);
+    expect((a!.TaskResources as Record<string, { Networks: unknown[] }>).server?.Networks).toEqual([n]);
+    expect(blockedMetric(s, "legacy").metric?.DimensionExhausted).toEqual({
+      "network: reserved port collision admin=9090": 1,
+    });
+  });
 });
 
 function networkedNodeIP(s: Scenario, nodeID: string): string {
   const node = s.server.store.table<NodeRow>("nodes").get(nodeID);
   return nodeNetworks(node!).hostIP;
+}
+
+function serviceJobWithTaskNetwork(id: string, count: number) {
+  const job = portsJob(id, count, {});
+  const [group] = job.TaskGroups;
+  const task = group!.Tasks[0]!;
+  return {
+    ...job,
+    TaskGroups: [
+      {
+        ...group,
+        Networks: null,
+        Tasks: [
+          {
+            ...task,
+            Resources: {
+              ...task.Resources,
+              Networks: [
+                {
+                  MBits: 10,
+                  ReservedPorts: [{ Label: "admin", Value: 9090 }],
+                  DynamicPorts: [{ Label: "rpc" }],
+                },
+              ],
+            },
+          },
+        ],
+      },
+    ],
+  };
 }
