@@ -63,6 +63,16 @@ describe("group networks: static and dynamic ports", () => {
     const body = res.body as { AllocatedResources: { Shared: Shared }; Resources: { Networks: unknown[] } };
     expect(body.AllocatedResources.Shared.Ports).toEqual(Ports);
     expect(body.Resources.Networks).toHaveLength(1);
+    // Node.Register kept the fingerprint the ports came from.
+    const shown = (await s.call(`/v1/node/${node.id}`)).body as {
+      NodeResources: { NodeNetworks: unknown[]; MinDynamicPort: number; MaxDynamicPort: number };
+      ReservedResources: { Networks: { ReservedHostPorts: string } };
+    };
+    expect(shown.NodeResources.NodeNetworks).toHaveLength(2);
+    expect([shown.NodeResources.MinDynamicPort, shown.NodeResources.MaxDynamicPort]).toEqual([
+      25_000, 25_100,
+    ]);
+    expect(shown.ReservedResources.Networks.ReservedHostPorts).toBe("");
   });
 
   it("a static port taken on the only node blocks the second allocation, with Nomad's dimension", async () => {
