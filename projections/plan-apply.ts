@@ -18,6 +18,7 @@ import type { AllocRow } from "./allocs.ts";
 import { goTime } from "./go-time.ts";
 import type { JobRow } from "./jobs.ts";
 import { versionKey } from "./jobs.ts";
+import { heldOffer, hostIPOf, placementPortCollision, withNetworkOffer } from "./networks.ts";
 import type { NodeRow } from "./nodes.ts";
 import {
   assignPreemptions,
@@ -271,7 +272,11 @@ export function applyPlan(ctx: ApplyContext, t: PlanTables, plan: AllocsPlanAppl
     for (const { ID } of p.inPlace) {
       const stored = allocs.get(ID)!;
       const tg = groupOf(job!, stored.TaskGroup);
-      const resources = tg ? groupAllocation(tg) : undefined;
+      const held = tg ? heldOffer(stored) : undefined;
+      const base = tg ? groupAllocation(tg) : undefined;
+      // Nomad keeps the ports an allocation holds through an in-place update.
+      const resources =
+        base && held && tg ? withNetworkOffer(base, tg, held, hostIPOf(nodes.get(stored.NodeID))) : base;
       const deploymentID = plan.DeploymentID ?? "";
       ctx.put(allocs, {
         ...stored,
@@ -404,7 +409,8 @@ function checkNode(
     addUsage(used, groupAllocation(tg).usage);
   }
   const dimension = exhaustedDimension(nodeCapacity(node), used);
-  return dimension ? `resources exhausted: ${dimension}` : undefined;
+  if (dimension) return `resources exhausted: ${dimension}`;
+  return placementPortCollision(node, t.allocs.by("node", nodeID), leaving, p.placed, p.placements);
 }
 
 function idsOf(p: NodePart): string[] {
@@ -459,7 +465,9 @@ function placedRow(
   index: number,
   preempted: ReadonlyMap<string, readonly string[]>,
 ): AllocRow {
-  const resources = groupAllocation(groupOf(job, p.TaskGroup)!);
+  const tg = groupOf(job, p.TaskGroup)!;
+  const shared = groupAllocation(tg);
+  const resources = p.Ports || p.TaskNetworks ? withNetworkOffer(shared, tg, p, hostIPOf(node)) : shared;
   return {
     CreateIndex: index,
     ModifyIndex: index,

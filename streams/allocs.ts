@@ -255,6 +255,10 @@ export interface AllocPlacement {
    * NodesEvaluated and the chosen node's score alone.
    */
   readonly Metrics?: PlacementMetrics;
+  /** The group network's ports as given (Nomad's AllocatedResources.Shared.Ports); apply adds Shared.Networks. */
+  readonly Ports?: readonly AllocatedPortMapping[];
+  /** Task name → the legacy task `resources.network` it was given (Nomad's AllocatedTaskResources.Networks[0]). */
+  readonly TaskNetworks?: Readonly<Record<string, NetworkResource>>;
 }
 
 /** The parts of Nomad's AllocMetric a placement records (src/services/scheduler/metrics.ts explanation). */
@@ -272,6 +276,35 @@ export interface PlacementMetrics {
     readonly Scores: Readonly<Record<string, number>>;
     readonly NormScore: number;
   }[];
+}
+
+/** Nomad's Port: a label, a static value (0 for a dynamic port until given), the port it maps to, its host network. */
+export interface NetworkPort {
+  readonly Label: string;
+  readonly Value: number;
+  readonly To: number;
+  readonly HostNetwork: string;
+}
+
+/** Nomad's NetworkResource, as a job asks for it and as an allocation is given it. */
+export interface NetworkResource {
+  readonly Mode: string;
+  readonly Device: string;
+  readonly CIDR: string;
+  readonly IP: string;
+  readonly Hostname: string;
+  readonly MBits: number;
+  readonly DNS: Readonly<Record<string, unknown>> | null;
+  readonly ReservedPorts: readonly NetworkPort[] | null;
+  readonly DynamicPorts: readonly NetworkPort[] | null;
+}
+
+/** Nomad's AllocatedPortMapping: a port given to an allocation, on one host address. */
+export interface AllocatedPortMapping {
+  readonly Label: string;
+  readonly Value: number;
+  readonly To: number;
+  readonly HostIP: string;
 }
 
 export interface AllocFollowup {

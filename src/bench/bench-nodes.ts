@@ -14,8 +14,12 @@ import type { Draft } from "../store/writer.ts";
  * docker), as two log drafts: benchmarks write nodes straight to the log
  * when no client process is needed to run them.
  */
-export function readyNodeDrafts(i: number): { readonly id: string; readonly drafts: Draft[] } {
-  const spec = benchNode(randomUUID(), `bench-${i}`);
+export function readyNodeDrafts(
+  i: number,
+  networked = false,
+): { readonly id: string; readonly drafts: Draft[] } {
+  const plain = benchNode(randomUUID(), `bench-${i}`);
+  const spec = networked ? withHostNetwork(plain, i) : plain;
   const registered: NodeRegistered = {
     Node: { ...spec, ComputedClass: computeNodeClass(spec) },
     SecretIDHash: hashNodeSecret(randomUUID()),
@@ -63,5 +67,28 @@ export function benchNode(id: string, name: string): NodeSpec {
     Status: "initializing",
     StatusDescription: "",
     SchedulingEligibility: "eligible",
+  };
+}
+
+/** The node with the host network a client fingerprints (an address of its own, Nomad's default dynamic port range). */
+export function withHostNetwork(spec: NodeSpec, i: number): NodeSpec {
+  const ip = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+  return {
+    ...spec,
+    NodeResources: {
+      ...spec.NodeResources,
+      Networks: [{ Mode: "host", Device: "eth0", CIDR: `${ip}/32`, IP: ip, MBits: 1000 }],
+      NodeNetworks: [
+        {
+          Mode: "host",
+          Device: "eth0",
+          Speed: 1000,
+          Addresses: [{ Family: "ipv4", Alias: "default", Address: ip, ReservedPorts: "", Gateway: "" }],
+        },
+      ],
+      MinDynamicPort: 20_000,
+      MaxDynamicPort: 32_000,
+    },
+    ReservedResources: { Networks: { ReservedHostPorts: "22" } },
   };
 }

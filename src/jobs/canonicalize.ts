@@ -1,3 +1,4 @@
+import type { NetworkPort, NetworkResource } from "../../streams/allocs.ts";
 import type {
   Constraint,
   EphemeralDisk,
@@ -373,6 +374,56 @@ const SERVER_DECIDED_JOB_FIELDS: ReadonlySet<string> = new Set([
   "Migrate",
 ]);
 
+/**
+ * Nomad's NetworkResource as the agent converts it (ApiNetworkResourceToStructs:
+ * the Device is not taken, MBits defaults to 0) and canonicalizes it
+ * (empty port lists are null, a port's HostNetwork defaults to `default`).
+ */
+function networks(r: Reader, v: unknown, path: string): NetworkResource[] | null {
+  const list = r.array(v, path);
+  if (!list || list.length === 0) return null;
+  return list.map((n, i) => {
+    const at = `${path}[${i}]`;
+    const o = r.object(n, at) ?? {};
+    const dns = r.object(o.DNS, `${at}.DNS`);
+    const strings = (x: unknown, p: string) => {
+      const a = r.array(x, p);
+      return a ? a.map((s, k) => r.string(s, `${p}[${k}]`) ?? "") : null;
+    };
+    return {
+      Mode: r.string(o.Mode, `${at}.Mode`) ?? "",
+      Device: "",
+      CIDR: r.string(o.CIDR, `${at}.CIDR`) ?? "",
+      IP: r.string(o.IP, `${at}.IP`) ?? "",
+      Hostname: r.string(o.Hostname, `${at}.Hostname`) ?? "",
+      MBits: r.int(o.MBits, `${at}.MBits`) ?? 0,
+      DNS: dns
+        ? {
+            Servers: strings(dns.Servers, `${at}.DNS.Servers`),
+            Searches: strings(dns.Searches, `${at}.DNS.Searches`),
+            Options: strings(dns.Options, `${at}.DNS.Options`),
+          }
+        : null,
+      ReservedPorts: ports(r, o.ReservedPorts, `${at}.ReservedPorts`),
+      DynamicPorts: ports(r, o.DynamicPorts, `${at}.DynamicPorts`),
+    };
+  });
+}
+
+function ports(r: Reader, v: unknown, path: string): NetworkPort[] | null {
+  const list = r.array(v, path);
+  if (!list || list.length === 0) return null;
+  return list.map((p, i) => {
+    const o = r.object(p, `${path}[${i}]`) ?? {};
+    return {
+      Label: r.string(o.Label, `${path}[${i}].Label`) ?? "",
+      Value: r.int(o.Value, `${path}[${i}].Value`) ?? 0,
+      To: r.int(o.To, `${path}[${i}].To`) ?? 0,
+      HostNetwork: r.string(o.HostNetwork, `${path}[${i}].HostNetwork`) || "default",
+    };
+  });
+}
+
 function constraints(r: Reader, v: unknown, path: string): Constraint[] | null {
   const list = r.array(v, path);
   if (!list || list.length === 0) return null;
@@ -489,6 +540,7 @@ function taskGroup(
   group.Update = update;
   group.Migrate = migrate;
   group.Constraints = constraints(r, g.Constraints, `${path}.Constraints`);
+  if (Object.hasOwn(group, "Networks")) group.Networks = networks(r, g.Networks, `${path}.Networks`);
   group.RestartPolicy = restart;
   group.ReschedulePolicy = reschedule;
   group.EphemeralDisk = disk
@@ -520,7 +572,7 @@ function task(r: Reader, t: Json, path: string, groupRestart: RestartPolicy): Ta
   res.MemoryMaxMB = r.int(res.MemoryMaxMB, `${path}.Resources.MemoryMaxMB`) ?? 0;
   res.DiskMB = r.int(res.DiskMB, `${path}.Resources.DiskMB`) ?? 0;
   res.IOPS = r.int(res.IOPS, `${path}.Resources.IOPS`) ?? 0;
-  res.Networks = r.array(res.Networks, `${path}.Resources.Networks`) ?? null;
+  res.Networks = networks(r, res.Networks, `${path}.Resources.Networks`);
   res.Devices = r.array(res.Devices, `${path}.Resources.Devices`) ?? null;
   const resources = res as unknown as TaskResources;
   const lifecycle = r.object(t.Lifecycle, `${path}.Lifecycle`);

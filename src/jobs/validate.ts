@@ -1,3 +1,4 @@
+import type { NetworkPort, NetworkResource } from "../../streams/allocs.ts";
 import type {
   Constraint,
   JobReschedulePolicy,
@@ -134,6 +135,9 @@ function validateTaskGroup(job: JobSpec, tg: TaskGroupSpec): string[] {
     if (t.Leader) leaders++;
   });
   if (leaders > 1) errors.push("Only one task may be marked as leader");
+  const networkErrors = validateNetworks(tg);
+  if (networkErrors.length > 0)
+    errors.push(`Task group network validation failed: ${formatErrors(networkErrors)}`);
   const scaling = validateGroupScaling(tg);
   if (scaling) errors.push(scaling);
   for (const t of tg.Tasks) {
@@ -145,6 +149,65 @@ function validateTaskGroup(job: JobSpec, tg: TaskGroupSpec): string[] {
     if (taskErrors.length > 0) errors.push(`Task ${t.Name} validation failed: ${formatErrors(taskErrors)}`);
   }
   return errors;
+}
+
+const MAX_UINT16 = 65_535;
+
+/** Nomad's TaskGroup.validateNetworks: unique port labels, static ports unique per host network and in range, `To` in range. */
+function validateNetworks(tg: TaskGroupSpec): string[] {
+  const errors: string[] = [];
+  const labels = new Map<string, string>();
+  const staticPorts = new Map<string, Map<number, string>>();
+  const checkStatic = (port: NetworkPort, owner: string) => {
+    if (port.Value === 0) return;
+    const network = port.HostNetwork || "default";
+    const taken = staticPorts.get(network) ?? new Map<number, string>();
+    const other = taken.get(port.Value);
+    if (other !== undefined) errors.push(`Static port ${port.Value} already reserved by ${other}`);
+    else if (port.Value > MAX_UINT16)
+      errors.push(`Port ${port.Label} (${port.Value}) cannot be greater than ${MAX_UINT16}`);
+    else {
+      taken.set(port.Value, owner);
+      staticPorts.set(network, taken);
+    }
+  };
+  for (const net of networksOf(tg.Networks)) {
+    for (const port of [...(net.ReservedPorts ?? []), ...(net.DynamicPorts ?? [])]) {
+      const other = labels.get(port.Label);
+      if (other !== undefined) errors.push(`Port label ${port.Label} already in use by ${other}`);
+      else labels.set(port.Label, "taskgroup network");
+      checkStatic(port, `taskgroup network:${port.Label}`);
+      if (port.To < -1)
+        errors.push(`Port ${JSON.stringify(port.Label)} cannot be mapped to negative value ${port.To}`);
+      else if (port.To > MAX_UINT16)
+        errors.push(
+          `Port ${JSON.stringify(port.Label)} cannot be mapped to a port (${port.To}) greater than ${MAX_UINT16}`,
+        );
+    }
+    if (net.Hostname !== "" && !net.Hostname.includes("${") && !isDomainName(net.Hostname))
+      errors.push("Hostname is not a valid DNS name");
+  }
+  for (const task of tg.Tasks) {
+    for (const net of networksOf(task.Resources?.Networks)) {
+      for (const port of [...(net.ReservedPorts ?? []), ...(net.DynamicPorts ?? [])]) {
+        const other = labels.get(port.Label);
+        if (other !== undefined) errors.push(`Port label ${port.Label} already in use by ${other}`);
+        checkStatic(port, `${task.Name}:${port.Label}`);
+      }
+    }
+  }
+  return errors;
+}
+
+const networksOf = (v: unknown): readonly NetworkResource[] =>
+  Array.isArray(v) ? (v as NetworkResource[]) : [];
+
+/** miekg/dns IsDomainName's limits: labels of 1 to 63 octets, 255 octets in all. */
+function isDomainName(name: string): boolean {
+  const labels = (name.endsWith(".") ? name.slice(0, -1) : name).split(".");
+  if (name.length > 254 || (name !== "." && labels.some((l) => l.length === 0 || l.length > 63)))
+    return false;
+  return true;
 }
 
 function validateTask(t: TaskSpec, diskMB: number): string[] {

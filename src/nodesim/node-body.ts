@@ -76,11 +76,30 @@ export function nodeBody(
       Cpu: { CpuShares: shape.cpu, TotalCpuCores: shape.cores },
       Memory: { MemoryMB: shape.memoryMB },
       Disk: { DiskMB: shape.diskMB },
-      Networks: [{ Mode: "host", Device: "eth0", CIDR: `${ip}/32`, IP: ip, MBits: 1000 }],
+      // As Nomad's client fingerprints them: the default interface, and the bridge network mode.
+      Networks: [
+        { Mode: "host", Device: "eth0", CIDR: `${ip}/32`, IP: ip, MBits: 1000 },
+        { Mode: "bridge", Device: "", CIDR: "", IP: "", MBits: 0 },
+      ],
+      NodeNetworks: [
+        {
+          Mode: "host",
+          Device: "eth0",
+          MacAddress: "",
+          Speed: 1000,
+          Addresses: [{ Family: "ipv4", Alias: "default", Address: ip, ReservedPorts: "", Gateway: "" }],
+        },
+        { Mode: "bridge", Device: "", MacAddress: "", Speed: 0, Addresses: null },
+      ],
       MinDynamicPort: 20_000,
       MaxDynamicPort: 32_000,
     },
-    ReservedResources: { Cpu: { CpuShares: 0 }, Memory: { MemoryMB: 0 }, Disk: { DiskMB: 0 } },
+    ReservedResources: {
+      Cpu: { CpuShares: 0 },
+      Memory: { MemoryMB: 0 },
+      Disk: { DiskMB: 0 },
+      Networks: { ReservedHostPorts: "" },
+    },
     Links: null,
     Meta: { "sim.index": String(node.index) },
     NodeClass: shape.nodeClass,

@@ -242,7 +242,9 @@ function* computePlacements(
         reschedule,
         nowNs,
       );
-      const explained = stack.explains || metric.eventful ? { ...p, Metrics: metric.explanation() } : p;
+      const withNetwork = selection.network ? { ...p, ...selection.network } : p;
+      const explained =
+        stack.explains || metric.eventful ? { ...withNetwork, Metrics: metric.explanation() } : withNetwork;
       plan.appendPlacement(canary ? { ...explained, Canary: true } : explained);
       appendPreemptions(plan, selection);
       return;

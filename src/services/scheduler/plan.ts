@@ -1,5 +1,6 @@
 import type { AllocRow } from "../../../projections/allocs.ts";
 import type { JobRow } from "../../../projections/jobs.ts";
+import { allocNetworkUse, offerNetworkUse, type PortSet } from "../../../projections/networks.ts";
 import { addUsage, allocUsage, groupAllocation, type Usage } from "../../../projections/resources.ts";
 import {
   type AllocFollowup,
@@ -37,6 +38,8 @@ export class Plan {
   private readonly perNode = new Map<string, NodeUse>();
   /** Told of every stop the plan takes (+1) or takes back (-1): property sets follow them (property-set.ts). */
   readonly stopWatchers: ((a: AllocRow, delta: 1 | -1) => void)[] = [];
+  /** Placements holding ports, per node (read by network-index.ts when it first gathers a node's ports). */
+  readonly portPlacements = new Map<string, PlannedAlloc[]>();
 
   constructor(
     readonly evalID: string,
@@ -83,7 +86,10 @@ export class Plan {
   popStop(a: AllocRow): void {
     if (!this.stops.delete(a.ID)) return;
     const use = this.perNode.get(a.NodeID);
-    if (use && !isTerminalAlloc(a)) use.add(a.JobID, a.TaskGroup, allocUsage(a));
+    if (use && !isTerminalAlloc(a)) {
+      use.add(a.JobID, a.TaskGroup, allocUsage(a));
+      use.ports?.addAlloc(allocNetworkUse(a));
+    }
     for (const w of this.stopWatchers) w(a, -1);
   }
 
@@ -105,7 +111,14 @@ export class Plan {
 
   appendPlacement(p: PlannedAlloc): void {
     this.placements.push(p);
-    this.perNode.get(p.NodeID)?.add(this.job?.ID ?? "", p.TaskGroup, groupAllocation(p.tg).usage);
+    const use = this.perNode.get(p.NodeID);
+    use?.add(this.job?.ID ?? "", p.TaskGroup, groupAllocation(p.tg).usage);
+    if (p.Ports || p.TaskNetworks) {
+      use?.ports?.addAlloc(offerNetworkUse(p));
+      const onNode = this.portPlacements.get(p.NodeID);
+      if (onNode) onNode.push(p);
+      else this.portPlacements.set(p.NodeID, [p]);
+    }
   }
 
   /** What `nodeID` would run if the plan applied. */
@@ -128,6 +141,8 @@ export class Plan {
 /** One node's proposed load: its resources in use and its allocations per job and group. */
 export class NodeUse {
   readonly used: Usage = { cpu: 0, memoryMB: 0, diskMB: 0 };
+  /** The node's ports in use, once a group asking for ports was ranked on it (network-index.ts portsOn). */
+  ports: PortSet | undefined = undefined;
   private readonly jobs = new Map<string, Map<string, number>>();
 
   add(jobID: string, tg: string, usage: Readonly<Usage>, _id?: string): void {
@@ -142,6 +157,7 @@ export class NodeUse {
 
   remove(a: AllocRow): void {
     addUsage(this.used, allocUsage(a), -1);
+    this.ports?.removeAlloc(allocNetworkUse(a));
     const groups = this.jobs.get(a.JobID);
     const n = groups?.get(a.TaskGroup) ?? 0;
     if (groups && n > 0) groups.set(a.TaskGroup, n - 1);

@@ -1,11 +1,13 @@
 import type { AllocRow } from "../../../projections/allocs.ts";
 import type { JobRow } from "../../../projections/jobs.ts";
+import type { NetworkOffer } from "../../../projections/networks.ts";
 import type { NodeRow } from "../../../projections/nodes.ts";
 import { type Capacity, groupAllocation, nodeCapacity, type Usage } from "../../../projections/resources.ts";
 import type { TaskGroupSpec } from "../../../streams/jobs.ts";
 import type { Table } from "../../store/table.ts";
 import { CLASS_INELIGIBLE, type Feasibility } from "./feasibility.ts";
 import { AllocMetric, type NodeScoreMeta } from "./metrics.ts";
+import { NetworkIndex } from "./network-index.ts";
 import type { NodeUse, Plan } from "./plan.ts";
 import { preemptionFor, preemptionScore } from "./preemption.ts";
 import { type GroupPreferences, PlacementPreferences } from "./preferences.ts";
@@ -27,6 +29,8 @@ export interface Selection {
   readonly score: number;
   /** Allocations to evict for the placement to fit (Nomad's RankedNode.PreemptedAllocs). */
   readonly preempted?: readonly AllocRow[];
+  /** The ports and networks given, for a group that asks for some. */
+  readonly network?: NetworkOffer;
 }
 
 /** A feasible node with its scores (Nomad's RankedNode), kept as numbers: most are never shown. */
@@ -45,6 +49,7 @@ interface RankedOption {
   readonly preempted?: readonly AllocRow[];
   /** Nomad's "preemption" score, when the option preempts and the stack scores it. */
   readonly preemption?: number;
+  readonly network?: NetworkOffer;
 }
 
 /**
@@ -97,6 +102,7 @@ export class PlacementStack {
   private preemptPriority: number | undefined = undefined;
   /** Nomad's generic stack scores the preemption an option needs; its system stack does not. */
   private scorePreemption = false;
+  private readonly networks: NetworkIndex;
 
   constructor(
     private readonly nodes: Table<NodeRow>,
@@ -112,6 +118,7 @@ export class PlacementStack {
   ) {
     this.source = new LazyShuffle(readyNodeIDs, random);
     this.preferences = PlacementPreferences.forJob(job, nodes, plan);
+    this.networks = new NetworkIndex(plan, random);
     this.limit = batch ? 2 : Math.max(2, Math.ceil(Math.log2(Math.max(1, poolSize))));
   }
 
@@ -228,6 +235,12 @@ export class PlacementStack {
     prefs?: GroupPreferences,
   ): RankedOption | undefined {
     const node = slot.node;
+    // Nomad's BinPackIterator gives ports first; an in-place update keeps the ones it holds.
+    let network: NetworkOffer | undefined;
+    if (!releasing && this.networks.asksFor(tg)) {
+      network = this.networks.offer(node, use, tg, metric);
+      if (!network) return undefined;
+    }
     let cpu = use.used.cpu;
     let memoryMB = use.used.memoryMB;
     let diskMB = use.used.diskMB;
@@ -287,7 +300,8 @@ export class PlacementStack {
         scorers++;
       }
     }
-    if (!preempted) return { node, binpack, antiAffinity, penalized, affinity, spread, final: sum / scorers };
+    if (!preempted)
+      return { node, binpack, antiAffinity, penalized, affinity, spread, final: sum / scorers, network };
     // Nomad's PreemptionScoringIterator comes after the spread, before normalization.
     const preemption = this.scorePreemption ? preemptionScore(preempted) : undefined;
     if (preemption !== undefined) {
@@ -304,6 +318,7 @@ export class PlacementStack {
       final: sum / scorers,
       preempted,
       preemption,
+      network,
     };
   }
 
@@ -316,9 +331,12 @@ export class PlacementStack {
     let best = picked[0]!;
     for (const o of picked) if (o.final > best.final) best = o;
     metric.scoreMetaFrom(() => scoreMeta(picked));
-    const selection: Selection = best.preempted
-      ? { node: best.node, score: best.final, preempted: best.preempted }
-      : { node: best.node, score: best.final };
+    const selection: Selection = {
+      node: best.node,
+      score: best.final,
+      preempted: best.preempted,
+      network: best.network,
+    };
     return { selection, metric };
   }
 }

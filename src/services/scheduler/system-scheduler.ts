@@ -215,6 +215,7 @@ function* systemSteps(
           ...(t.alloc && t.alloc.NodeID === node.ID && isTerminalAlloc(t.alloc)
             ? { PreviousAllocation: t.alloc.ID }
             : {}),
+          ...selection.network,
           tg,
         });
         appendPreemptions(plan, selection);
