@@ -11,6 +11,7 @@ import { leadershipSchemas } from "./leadership.ts";
 import { namespaceSchemas } from "./namespaces.ts";
 import { nodePoolSchemas } from "./node-pools.ts";
 import { nodeSchemas } from "./nodes.ts";
+import { periodicSchemas } from "./periodic.ts";
 import { schedulerConfigSchemas } from "./scheduler-config.ts";
 import { serviceRegistrationSchemas } from "./service-registrations.ts";
 import { variableSchemas } from "./variables.ts";
@@ -28,6 +29,7 @@ export const allSchemas: readonly EventSchema[] = [
   ...gcSchemas,
   ...jobSchemas,
   ...jobScalingSchemas,
+  ...periodicSchemas,
   ...keyringSchemas,
   ...variableSchemas,
   ...aclSchemas,

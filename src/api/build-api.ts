@@ -42,6 +42,7 @@ import { deploymentsPlugin } from "./plugins/deployments.ts";
 import { evaluationsPlugin } from "./plugins/evaluations.ts";
 import { eventsPlugin } from "./plugins/events.ts";
 import { historyPlugin } from "./plugins/history.ts";
+import { jobDispatchPlugin } from "./plugins/job-dispatch.ts";
 import { jobParsePlugin } from "./plugins/job-parse.ts";
 import { jobRevertPlugin } from "./plugins/job-revert.ts";
 import { jobScalePlugin } from "./plugins/job-scale.ts";
@@ -108,6 +109,7 @@ const PLUGINS = [
   jobScalePlugin,
   jobParsePlugin,
   jobRevertPlugin,
+  jobDispatchPlugin,
   jobSubmissionPlugin,
   scalingPoliciesPlugin,
   validatePlugin,

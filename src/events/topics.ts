@@ -240,6 +240,9 @@ export const EVENT_TYPES: Readonly<Record<string, string | null>> = {
   // Nomad's Job.Scale registers the new version (the scaling event itself publishes nothing).
   JobScaled: "JobRegistered",
   JobStabilitySet: null,
+  // Nomad registers a periodic or dispatched child as a job registration.
+  PeriodicJobLaunched: "JobRegistered",
+  JobDispatched: "JobRegistered",
   RootKeyCreated: null,
   RootKeyDeleted: null,
   RootKeyRekeyFinished: null,
