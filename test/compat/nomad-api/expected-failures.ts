@@ -31,7 +31,6 @@ export const EXPECTED_FAILURES: ExpectedFailures = {
   TestDeployments_Fail: DEPLOYMENTS,
   TestDeployments_Pause: DEPLOYMENTS,
   TestDeployments_Unpause: DEPLOYMENTS,
-  TestJobs_PeriodicForce: "periodic jobs: /v1/job/:id/periodic/force (issue 20)",
   TestAgent_Join: GOSSIP,
   TestAgent_ForceLeave: GOSSIP,
   TestAgent_ForceLeavePrune: GOSSIP,
