@@ -19,6 +19,7 @@ import {
   MAX_BODY_DEPTH,
   valueDepthExceeds,
 } from "./body-limits.ts";
+import { childJobPath } from "./child-job-path.ts";
 import type { ApiContext } from "./context.ts";
 import { encodeLargeListsInSlices } from "./large-lists.ts";
 import { EventLoopLag, shedLoadWhenLagging } from "./load-shedding.ts";
@@ -139,6 +140,7 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
     loggerInstance: httpLog as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: DEFAULT_BODY_LIMIT,
+    rewriteUrl: (req) => childJobPath(req.url ?? "/"),
     schemaErrorFormatter: (errors, dataVar) => {
       const e = errors[0];
       if (!e) return new Error(`${dataVar} is invalid`);

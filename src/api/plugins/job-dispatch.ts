@@ -26,10 +26,11 @@ const dispatchBody = {
   type: ["object", "null"],
   additionalProperties: false,
   properties: {
-    JobID: { type: "string" },
+    JobID: { type: ["string", "null"] },
     Payload: { type: ["string", "null"] },
     Meta: { type: ["object", "null"], additionalProperties: { type: "string" } },
-    IdPrefixTemplate: { type: "string" },
+    // python-nomad sends null for what it was not given.
+    IdPrefixTemplate: { type: ["string", "null"] },
     ...WRITE_REQUEST_FIELDS,
   },
 } as const;
@@ -45,7 +46,7 @@ interface DispatchBody {
   JobID?: string;
   Payload?: string | null;
   Meta?: Record<string, string> | null;
-  IdPrefixTemplate?: string;
+  IdPrefixTemplate?: string | null;
   Namespace?: string;
   IdempotencyToken?: string;
 }

@@ -85,6 +85,10 @@ describe("PUT /v1/job/:id/dispatch (Nomad's Job.Dispatch)", () => {
       // Its evaluation (with no node to place on, the scheduler adds a blocked one after it).
       expect(s.evals(a.DispatchedJobID)[0]).toMatchObject({ ID: a.EvalID, TriggeredBy: "job-register" });
     }
+    // Read by a client that does not escape the slash (python-nomad), as Nomad routes it.
+    const unescaped = await s.call(`/v1/job/${answers[0]!.DispatchedJobID}/summary`);
+    expect(unescaped.status, unescaped.text).toBe(200);
+    expect(unescaped.body).toMatchObject({ JobID: answers[0]!.DispatchedJobID });
     const counts = childrenSummary(s.server, "etl")!;
     expect(counts.Pending + counts.Running + counts.Dead).toBe(100);
     // Listed as Nomad lists them: the parent parameterized, the children not.
