@@ -37,7 +37,11 @@ const register = (job: JobSpec, withEval = false): Draft => ({
 async function world() {
   const m = await memoryStore();
   // The bootstrap creates the default namespace and node pools.
-  await m.write({ type: "ClusterBootstrapped", v: 1, data: { ClusterID: "c1", CreateTime: AT, ServerName: "s1" } });
+  await m.write({
+    type: "ClusterBootstrapped",
+    v: 1,
+    data: { ClusterID: "c1", CreateTime: AT, ServerName: "s1" },
+  });
   return m;
 }
 
