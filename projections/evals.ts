@@ -12,6 +12,7 @@ import type {
 import type { Actor, Envelope } from "../streams/event-schema.ts";
 import type { JobScalingEvent } from "../streams/job-scaling.ts";
 import type { JobEvent } from "../streams/jobs.ts";
+import type { PeriodicEvent } from "../streams/periodic.ts";
 import { deletable, recreatePage } from "./eval-delete-pages.ts";
 import { type DeleteSafetyLookups, isEvalDeleteSafe, NO_JOBS } from "./eval-delete-safety.ts";
 import { currentSchedulerConfig, type SchedulerConfigTable } from "./scheduler-config.ts";
@@ -204,17 +205,21 @@ export function evalsProjection(deps: EvalsProjectionDeps = {}) {
       "JobRegistered",
       "JobDeregistered",
       "JobScaled",
+      "PeriodicJobLaunched",
+      "JobDispatched",
       ...DEPLOYMENT_WRITES,
     ]),
     evolve(ctx, event) {
       if (DEPLOYMENT_WRITES.has(event.type)) return deploymentWrite(ctx, event as DeploymentEvent);
-      const e = event as EvalEvent | JobEvent | JobScalingEvent;
+      const e = event as EvalEvent | JobEvent | JobScalingEvent | PeriodicEvent;
       switch (e.type) {
         case "EvaluationsUpserted":
           return upsert(ctx, e, e.data);
         case "JobRegistered":
         case "JobDeregistered":
         case "JobScaled":
+        case "PeriodicJobLaunched":
+        case "JobDispatched":
           // Nomad's FSM creates the job's evaluation in the job's own entry,
           // stamped with that entry's index; the jobs projection applies first
           // and may refuse the record.

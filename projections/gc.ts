@@ -5,6 +5,7 @@ import { isTerminalEvalStatus } from "../streams/evals.ts";
 import type { GcEvent } from "../streams/gc.ts";
 import type { AllocRow } from "./allocs.ts";
 import { type EvaluationRow, jobKey } from "./evals.ts";
+import { childChanged, isParameterized, type PeriodicLaunchRow } from "./job-children.ts";
 import type { JobRow, JobSummaryRow } from "./jobs.ts";
 
 export interface GcTables {
@@ -12,6 +13,7 @@ export interface GcTables {
   readonly allocs: Table<AllocRow>;
   readonly jobs: Table<JobRow>;
   readonly summaries: Table<JobSummaryRow>;
+  readonly launches?: Table<PeriodicLaunchRow>;
 }
 
 /**
@@ -22,7 +24,7 @@ export interface GcTables {
  * collection is kept here, in one place, and rebuilt with them.
  */
 export function gcProjection(tables: GcTables) {
-  const { evals, allocs, jobs, summaries } = tables;
+  const { evals, allocs, jobs, summaries, launches } = tables;
   const projection: Projection = {
     name: "gc",
     version: 2,
@@ -50,6 +52,9 @@ export function gcProjection(tables: GcTables) {
         if (allocs.countBy("job", key) > 0 || evals.countBy("job", key) > 0) continue;
         ctx.delete(jobs, key);
         if (summaries.has(key)) ctx.delete(summaries, key);
+        // As a purge: the parent's Children forget it, and its launch record goes.
+        childChanged(ctx, summaries, job, undefined);
+        if (launches?.has(key)) ctx.delete(launches, key);
       }
     },
   };
@@ -87,11 +92,11 @@ export function allocGcEligible(
  * once dead and either stopped or batch-like (they finish on their own).
  */
 export function jobIsGcable(
-  job: Pick<JobRow, "Type" | "Status" | "Stop" | "Periodic" | "ParameterizedJob">,
+  job: Pick<JobRow, "Type" | "Status" | "Stop" | "Periodic" | "ParameterizedJob" | "Dispatched">,
 ): boolean {
   // Nomad's client fills in Enabled = true when a periodic block leaves it out.
   const periodic = !!job.Periodic && job.Periodic.Enabled !== false;
-  if (periodic || job.ParameterizedJob) return job.Stop;
+  if (periodic || isParameterized(job)) return job.Stop;
   if (job.Status !== "dead") return false;
   return job.Stop || job.Type === "batch" || job.Type === "sysbatch";
 }

@@ -83,6 +83,7 @@ export function createProjections() {
       allocs: allocs.allocs,
       jobs: jobs.jobs,
       summaries: jobs.summaries,
+      launches: jobs.launches,
     }).projection,
   ];
   // Last: it folds in the row changes the others make (the audit trail).
@@ -115,6 +116,7 @@ export function createProjections() {
       jobs: jobs.jobs,
       jobVersions: jobs.versions,
       jobSummaries: jobs.summaries,
+      periodicLaunches: jobs.launches,
       jobSubmissions: jobSubmissions.submissions,
       scalingPolicies: scaling.policies,
       scalingEvents: scaling.events,

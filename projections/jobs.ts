@@ -5,8 +5,19 @@ import { isTerminalEvalStatus } from "../streams/evals.ts";
 import type { Envelope } from "../streams/event-schema.ts";
 import type { JobScalingEvent } from "../streams/job-scaling.ts";
 import type { JobDeregistered, JobEvent, JobRegistered, JobSpec } from "../streams/jobs.ts";
+import type { PeriodicEvent } from "../streams/periodic.ts";
 import type { AllocRow } from "./allocs.ts";
 import { type EvaluationRow, jobKey } from "./evals.ts";
+import {
+  applyDispatch,
+  applyPeriodicLaunch,
+  ChildCountingContext,
+  isParameterized,
+  isPeriodicActive,
+  type JobChildTables,
+  periodicLaunchesTable,
+  recordLaunch,
+} from "./job-children.ts";
 import {
   applyJobScaled,
   applyJobStability,
@@ -121,6 +132,9 @@ export function jobsProjection(deps: JobsProjectionDeps) {
     name: "job_summary",
     key: (s) => jobKey(s.Namespace, s.JobID),
   });
+  const launches = periodicLaunchesTable();
+  const childTables: JobChildTables = { jobs, summaries, launches };
+  const counting = new ChildCountingContext(jobs, summaries);
   // Allocations and evaluations are read through the changes observed and,
   // when a job is (re)created, counted from their tables.
   let allocsByJob: ((key: string) => readonly AllocRow[]) | undefined;
@@ -145,6 +159,9 @@ export function jobsProjection(deps: JobsProjectionDeps) {
       const refusal = enforceIndexRefusal(data.JobModifyIndex, existing);
       if (refusal) return ctx.reject(409, refusal);
     }
+    if (data.Eval && (spec.Periodic || isParameterized(spec))) {
+      return ctx.reject(400, periodicEvalRefusal);
+    }
     const previous = existing?.Version ?? latestVersion(key);
     const version = previous === undefined ? 0 : previous + 1;
     let summary = summaries.get(key) ?? freshSummary(spec, ctx.index);
@@ -165,6 +182,9 @@ export function jobsProjection(deps: JobsProjectionDeps) {
     ctx.put(jobs, row);
     ctx.put(versions, row);
     ctx.put(summaries, summary);
+    // Nomad records the insertion time as the first launch: a launch missed before any is told from it.
+    if (isPeriodicActive(row) && !launches.has(key))
+      recordLaunch(ctx, childTables, row.Namespace, row.ID, event.at);
   };
 
   const deregister = (ctx: ApplyContext, event: Envelope, data: JobDeregistered) => {
@@ -174,6 +194,8 @@ export function jobsProjection(deps: JobsProjectionDeps) {
     if (data.Purge) {
       ctx.delete(jobs, key);
       ctx.delete(summaries, key);
+      // Always, as Nomad: the job may have stopped being periodic since its last launch.
+      if (launches.has(key)) ctx.delete(launches, key);
       return;
     }
     let summary = summaries.get(key) ?? freshSummary(existing, ctx.index);
@@ -266,13 +288,22 @@ export function jobsProjection(deps: JobsProjectionDeps) {
   const projection: Projection = {
     name: "jobs",
     // 3: rows carry NodePool. 4: scaling actions, stability (set, and from successful deployments).
-    version: 4,
-    tables: [jobs, versions, summaries],
+    // 5: periodic launches, dispatched children, and the parents' Children counts.
+    version: 5,
+    tables: [jobs, versions, summaries, launches],
     reads: deps.nodePools ? ["namespaces", "node_pools"] : ["namespaces"],
-    handles: new Set(["JobRegistered", "JobDeregistered", "JobStabilitySet", "JobScaled"]),
+    handles: new Set([
+      "JobRegistered",
+      "JobDeregistered",
+      "JobStabilitySet",
+      "JobScaled",
+      "PeriodicJobLaunched",
+      "JobDispatched",
+    ]),
     observes: new Set(["allocs", "evals", "deployments"]),
-    evolve(ctx, event) {
-      const e = event as JobEvent | JobScalingEvent;
+    evolve(outer, event) {
+      const ctx = counting.wrap(outer);
+      const e = event as JobEvent | JobScalingEvent | PeriodicEvent;
       switch (e.type) {
         case "JobRegistered":
           return register(ctx, e, e.data);
@@ -284,9 +315,14 @@ export function jobsProjection(deps: JobsProjectionDeps) {
           return;
         case "JobStabilitySet":
           return applyJobStability(ctx, versionTables, e.data);
+        case "PeriodicJobLaunched":
+          return applyPeriodicLaunch(ctx, childTables, e, e.data, register);
+        case "JobDispatched":
+          return applyDispatch(ctx, childTables, e, e.data, register);
       }
     },
-    observe(ctx, change) {
+    observe(outer, change) {
+      const ctx = counting.wrap(outer);
       if (change.table === "deployments") return stableOnDeploymentSuccess(ctx, versionTables, change);
       observe(ctx, change);
     },
@@ -297,6 +333,7 @@ export function jobsProjection(deps: JobsProjectionDeps) {
     jobs,
     versions,
     summaries,
+    launches,
     /** Gives the projection the tables it counts from when a job is first seen (they are built after it). */
     bind(allocs: Table<AllocRow>, evals: Table<EvaluationRow>) {
       allocsByJob = (key) => allocs.by("job", key);
@@ -304,6 +341,10 @@ export function jobsProjection(deps: JobsProjectionDeps) {
     },
   };
 }
+
+/** A registration of a periodic or parameterized job carries no evaluation (Nomad creates none). */
+export const periodicEvalRefusal =
+  "periodic and parameterized jobs are registered without an evaluation: their children are evaluated";
 
 /** Nomad's Job.Register EnforceIndex check; undefined when the write may go ahead. */
 export function enforceIndexRefusal(
@@ -327,11 +368,11 @@ export function enforceIndexRefusal(
  * left means they were collected, not that none was ever made.
  */
 export function jobStatus(
-  job: Pick<JobSpec, "Type" | "Stop" | "Periodic" | "ParameterizedJob">,
+  job: Pick<JobSpec, "Type" | "Stop" | "Periodic" | "ParameterizedJob" | "Dispatched">,
   a: JobActivity,
   evalDelete = false,
 ): JobStatus {
-  if (job.Type === "system" || job.Periodic || job.ParameterizedJob) return job.Stop ? "dead" : "running";
+  if (job.Type === "system" || job.Periodic || isParameterized(job)) return job.Stop ? "dead" : "running";
   if (a.LiveAllocs > 0) return "running";
   if (a.LiveEvals > 0) return "pending";
   if (evalDelete || a.Allocs > 0 || a.Evals > 0) return "dead";

@@ -66,6 +66,8 @@ export function scalingProjection() {
       return;
     }
     if (before && before.JobModifyIndex === after.JobModifyIndex) return;
+    // A periodic or dispatched child carries its parent's policies (same IDs): they stay the parent's.
+    if (after.ParentID) return;
     syncPolicies(ctx, change.key, after);
   };
 

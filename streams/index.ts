@@ -12,6 +12,7 @@ import { leadershipSchemas } from "./leadership.ts";
 import { namespaceSchemas } from "./namespaces.ts";
 import { nodePoolSchemas } from "./node-pools.ts";
 import { nodeSchemas } from "./nodes.ts";
+import { periodicSchemas } from "./periodic.ts";
 import { schedulerConfigSchemas } from "./scheduler-config.ts";
 import { serviceRegistrationSchemas } from "./service-registrations.ts";
 import { variableSchemas } from "./variables.ts";
@@ -29,6 +30,7 @@ export const allSchemas: readonly EventSchema[] = [
   ...gcSchemas,
   ...jobSchemas,
   ...jobScalingSchemas,
+  ...periodicSchemas,
   ...keyringSchemas,
   ...variableSchemas,
   ...aclSchemas,

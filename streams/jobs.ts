@@ -126,6 +126,8 @@ export interface JobSpec {
   readonly Meta: Readonly<Record<string, string>> | null;
   readonly Stop: boolean;
   readonly ParentID: string;
+  /** A child of a parameterized job (Job.Dispatch); it keeps its parent's ParameterizedJob block. */
+  readonly Dispatched?: boolean;
   readonly [field: string]: unknown;
 }
 

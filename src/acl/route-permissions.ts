@@ -257,6 +257,8 @@ const ENTRIES: readonly Entry[] = [
   ...putPost("/v1/job/:id/stable", submitInWriteNamespace("Job.Stable")), // Job.Stable: submit-job
   ["GET /v1/job/:id/scale", ns("read-job", "read-job-scaling")], // Job.ScaleStatus: read-job or read-job-scaling
   ...putPost("/v1/job/:id/scale", ns("scale-job", "submit-job")), // Job.Scale: scale-job or submit-job
+  ...putPost("/v1/job/:id/periodic/force", ns("dispatch-job")), // Periodic.Force: dispatch-job
+  ...putPost("/v1/job/:id/dispatch", ns("dispatch-job")), // Job.Dispatch: dispatch-job
   ...putPost("/v1/jobs/parse", ns("parse-job", "submit-job")), // JobsParseRequest (HTTP): parse-job or submit-job
   // Job.Validate: read-job in the body job's namespace (the HTTP handler overwrites ?namespace= with it).
   ...putPost(

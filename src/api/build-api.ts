@@ -19,6 +19,7 @@ import {
   MAX_BODY_DEPTH,
   valueDepthExceeds,
 } from "./body-limits.ts";
+import { childJobPath } from "./child-job-path.ts";
 import type { ApiContext } from "./context.ts";
 import { encodeLargeListsInSlices } from "./large-lists.ts";
 import { EventLoopLag, shedLoadWhenLagging } from "./load-shedding.ts";
@@ -43,6 +44,7 @@ import { deploymentsPlugin } from "./plugins/deployments.ts";
 import { evaluationsPlugin } from "./plugins/evaluations.ts";
 import { eventsPlugin } from "./plugins/events.ts";
 import { historyPlugin } from "./plugins/history.ts";
+import { jobDispatchPlugin } from "./plugins/job-dispatch.ts";
 import { jobParsePlugin } from "./plugins/job-parse.ts";
 import { jobRevertPlugin } from "./plugins/job-revert.ts";
 import { jobScalePlugin } from "./plugins/job-scale.ts";
@@ -109,6 +111,7 @@ const PLUGINS = [
   jobScalePlugin,
   jobParsePlugin,
   jobRevertPlugin,
+  jobDispatchPlugin,
   jobSubmissionPlugin,
   scalingPoliciesPlugin,
   validatePlugin,
@@ -139,6 +142,7 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
     loggerInstance: httpLog as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: DEFAULT_BODY_LIMIT,
+    rewriteUrl: (req) => childJobPath(req.url ?? "/"),
     schemaErrorFormatter: (errors, dataVar) => {
       const e = errors[0];
       if (!e) return new Error(`${dataVar} is invalid`);

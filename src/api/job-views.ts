@@ -1,4 +1,5 @@
 import type { DeploymentRow } from "../../projections/deployments.ts";
+import { isParameterized } from "../../projections/job-children.ts";
 import type { JobRow, JobSummaryRow } from "../../projections/jobs.ts";
 import type { JobSpec } from "../../streams/jobs.ts";
 import { diffJobs, type JobDiff } from "../jobs/job-diff.ts";
@@ -32,7 +33,7 @@ export function jobStub(
     Type: j.Type,
     Priority: j.Priority,
     Periodic: j.Periodic !== null,
-    ParameterizedJob: j.ParameterizedJob !== null,
+    ParameterizedJob: isParameterized(j),
     Stop: j.Stop,
     Status: j.Status,
     StatusDescription: j.StatusDescription,

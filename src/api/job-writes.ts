@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { jobKey } from "../../projections/evals.ts";
+import { isParameterized } from "../../projections/job-children.ts";
 import {
   enforceIndexRefusal,
   type JobRow,
@@ -168,7 +169,8 @@ export async function registerJob(
       : acceptedSubmission(body.Submission);
   const warnings = mergeWarnings(source.warning ? [source.warning] : []);
   const now = ctx.clock.now();
-  const needsEval = job.Periodic === null && job.ParameterizedJob === null;
+  // Nomad evaluates the children of periodic and parameterized jobs, never the job itself.
+  const needsEval = job.Periodic === null && !isParameterized(job);
   const evaluation = needsEval ? registerEval(job, evalPriority, now, existing) : null;
 
   if (existing && !specChanged(existing, job)) {
@@ -292,7 +294,7 @@ export async function deregisterJob(
   const now = ctx.clock.now();
   // Nomad (1.5) gives the deregister evaluation the service type whatever the job's.
   const evaluation =
-    job.Periodic === null && job.ParameterizedJob === null
+    job.Periodic === null && !isParameterized(job)
       ? newEvaluation({
           ID: randomUUID(),
           Namespace: namespace,

@@ -243,6 +243,9 @@ export const EVENT_TYPES: Readonly<Record<string, string | null>> = {
   DeploymentStatusUpdated: "DeploymentStatusUpdate",
   DeploymentPromoted: "DeploymentPromotion",
   DeploymentAllocHealthSet: "DeploymentAllocHealth",
+  // Nomad registers a periodic or dispatched child as a job registration.
+  PeriodicJobLaunched: "JobRegistered",
+  JobDispatched: "JobRegistered",
   RootKeyCreated: null,
   RootKeyDeleted: null,
   RootKeyRekeyFinished: null,

@@ -349,7 +349,12 @@ export function canonicalizeJob(input: unknown, ignored?: string[]): JobSpec {
   );
   spec.Update = jobUpdate;
   spec.Periodic = r.object(job.Periodic, "Job.Periodic") ?? null;
-  spec.ParameterizedJob = r.object(job.ParameterizedJob, "Job.ParameterizedJob") ?? null;
+  const parameterized = r.object(job.ParameterizedJob, "Job.ParameterizedJob") ?? null;
+  // Nomad's ParameterizedJobConfig.Canonicalize: no payload requirement is "optional".
+  spec.ParameterizedJob =
+    parameterized && (parameterized.Payload === undefined || parameterized.Payload === "")
+      ? { ...parameterized, Payload: "optional" }
+      : parameterized;
   spec.Meta = meta && Object.keys(meta).length > 0 ? meta : null;
   spec.Stop = r.bool(job.Stop, "Job.Stop") ?? false;
   spec.ParentID = r.string(job.ParentID, "Job.ParentID") ?? "";

@@ -10,6 +10,7 @@ import type {
 } from "../../streams/jobs.ts";
 import { JOB_TYPES } from "../../streams/jobs.ts";
 import { formatErrors, goDuration } from "./multierror.ts";
+import { parameterizedConfigErrors, periodicConfigErrors } from "./periodic-validate.ts";
 import { compileRegexp } from "./regexp.ts";
 import { validateGroupScaling } from "./scaling-policy.ts";
 import {
@@ -81,8 +82,19 @@ export function jobValidationErrors(job: JobSpec): string[] {
     if (groupErrors.length > 0)
       errors.push(`Task group ${tg.Name} validation failed: ${formatErrors(groupErrors)}`);
   }
-  if (job.Periodic && job.Periodic.Enabled !== false && job.Type !== "batch" && job.Type !== "sysbatch") {
-    errors.push(`Periodic can only be used with "batch" or "sysbatch" scheduler`);
+  if (job.Periodic && job.Periodic.Enabled !== false) {
+    if (job.Type !== "batch" && job.Type !== "sysbatch") {
+      errors.push(`Periodic can only be used with "batch" or "sysbatch" scheduler`);
+    }
+    const periodic = periodicConfigErrors(job.Periodic);
+    if (periodic.length > 0) errors.push(formatErrors(periodic));
+  }
+  if (job.ParameterizedJob && job.Dispatched !== true) {
+    if (job.Type !== "batch" && job.Type !== "sysbatch") {
+      errors.push(`Parameterized job can only be used with "batch" or "sysbatch" scheduler`);
+    }
+    const parameterized = parameterizedConfigErrors(job.ParameterizedJob);
+    if (parameterized.length > 0) errors.push(formatErrors(parameterized));
   }
   if (job.Priority < JOB_MIN_PRIORITY || job.Priority > JOB_MAX_PRIORITY) {
     errors.push(`job priority must be between [${JOB_MIN_PRIORITY}, ${JOB_MAX_PRIORITY}]`);

@@ -8,6 +8,7 @@ import { HeartbeatWatcher } from "./heartbeat-watcher.ts";
 import { KeyringGc } from "./keyring-gc.ts";
 import { KeyringRekey } from "./keyring-rekey.ts";
 import { NodeDrainer } from "./node-drainer.ts";
+import { PeriodicDispatcher } from "./periodic-dispatcher.ts";
 import { SchedulerService } from "./scheduler/scheduler-service.ts";
 import type { LeaderService } from "./service.ts";
 
@@ -35,5 +36,6 @@ export function createServices(_config: ServerConfig, shared: SharedServices = {
     new NodeDrainer(),
     new DeploymentWatcher(),
     new AclTokenExpiry(),
+    new PeriodicDispatcher(),
   ];
 }

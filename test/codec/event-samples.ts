@@ -4,6 +4,7 @@ import { aclSamples } from "./acl-samples.ts";
 import { jobSamples } from "./job-samples.ts";
 import { keyringSamples } from "./keyring-samples.ts";
 import { nodeAllocSamples } from "./node-alloc-samples.ts";
+import { periodicSamples } from "./periodic-samples.ts";
 import { serviceRegistrationSamples } from "./service-registration-samples.ts";
 import { variableSamples } from "./variable-samples.ts";
 
@@ -134,6 +135,7 @@ export const eventSamples: readonly Envelope[] = [
   },
   ...nodeAllocSamples,
   ...jobSamples,
+  ...periodicSamples,
   ...aclSamples,
   ...keyringSamples,
   ...variableSamples,

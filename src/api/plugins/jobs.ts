@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { latestDeployment } from "../../../projections/deployments.ts";
 import { jobKey } from "../../../projections/evals.ts";
+import { isParameterized } from "../../../projections/job-children.ts";
 import type { JobRow } from "../../../projections/jobs.ts";
 import { newEvaluation } from "../../../streams/evals.ts";
 import { namespaceIdTokenizer, paginateInSlices, parseListQuery } from "../../query/paginator.ts";
@@ -299,7 +300,7 @@ export const jobsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
       const job = jobOr404(request);
       if (!request.identity.allows(job.Namespace, "submit-job")) throw ApiError.forbidden();
       if (job.Periodic !== null) throw ApiError.badRequest("can't evaluate periodic job");
-      if (job.ParameterizedJob !== null) throw ApiError.badRequest("can't evaluate parameterized job");
+      if (isParameterized(job)) throw ApiError.badRequest("can't evaluate parameterized job");
       const evaluation = newEvaluation({
         ID: randomUUID(),
         Namespace: job.Namespace,

@@ -6,6 +6,4 @@ import type { ExpectedFailures } from "../expectations.ts";
  * fail; one that passes fails test/compat/go-api.test.ts until it is removed
  * from here. The list only shrinks.
  */
-export const EXPECTED_FAILURES: ExpectedFailures = {
-  "TestJobs/dispatch": "PUT /v1/job/:id/dispatch is not served (issue 20: parameterized jobs and dispatch)",
-};
+export const EXPECTED_FAILURES: ExpectedFailures = {};

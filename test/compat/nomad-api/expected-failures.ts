@@ -27,7 +27,6 @@ export const EXPECTED_FAILURES: ExpectedFailures = {
   TestNodeIdentity_Get: `${NEWER_NOMAD}: /v1/client/identity, node identities (Nomad 1.11)`,
   TestNodeIdentity_Renew: `${NEWER_NOMAD}: /v1/client/identity/renew, node identities (Nomad 1.11)`,
   TestAgent_MonitorWithNode: `${CLIENT_AGENT}: /v1/agent/monitor?node_id= is not passed on to the client agent (Agent.Monitor is not served, README)`,
-  TestJobs_PeriodicForce: "periodic jobs: /v1/job/:id/periodic/force (issue 20)",
   TestAgent_Join: GOSSIP,
   TestAgent_ForceLeave: GOSSIP,
   TestAgent_ForceLeavePrune: GOSSIP,

@@ -5,6 +5,4 @@ import type { ExpectedFailures } from "../expectations.ts";
  * feature. Each must fail; one that passes fails the suite until it is
  * removed from here. The list only shrinks.
  */
-export const EXPECTED_FAILURES: ExpectedFailures = {
-  "jobs.dispatch": "POST /v1/job/:id/dispatch is not served (issue 20: parameterized jobs and dispatch)",
-};
+export const EXPECTED_FAILURES: ExpectedFailures = {};
