@@ -7,7 +7,7 @@ import {
   scheduleGenericSliced,
 } from "../services/scheduler/generic-scheduler.ts";
 import type { SchedulerContext } from "../services/scheduler/scheduler-context.ts";
-import { SLICE_MS, STEPS_PER_CLOCK_READ, type Steps } from "../services/scheduler/slices.ts";
+import { clockStride, SLICE_MS, type Steps } from "../services/scheduler/slices.ts";
 import { c2mJob } from "./c2m-job.ts";
 import { PlacementWorld } from "./placement-world.ts";
 import { startStallMonitor } from "./stall-monitor.ts";
@@ -195,7 +195,7 @@ async function measure(
  * runSliced's loop (same slice length, same clock reads), timing each slice
  * in wall and CPU time; the best run's longest slice of each kind.
  */
-async function bestSlices(
+export async function bestSlices(
   runs: number,
   steps: () => Steps<unknown>,
 ): Promise<{ wallMs: number; cpuMs: number }> {
@@ -211,13 +211,22 @@ async function bestSlices(
       longestWall = Math.max(longestWall, performance.now() - start);
       longestCpu = Math.max(longestCpu, cpuMs(startCpu));
     };
-    for (let n = 1; ; n++) {
+    let n = 0;
+    let look = 1;
+    for (;;) {
       if (s.next().done) break;
-      if (n % STEPS_PER_CLOCK_READ !== 0 || performance.now() < start + SLICE_MS) continue;
+      if (++n < look) continue;
+      const now = performance.now();
+      if (now < start + SLICE_MS) {
+        look = n + clockStride(now - start, n, SLICE_MS);
+        continue;
+      }
       close();
       await new Promise<void>((resolve) => setImmediate(resolve));
       start = performance.now();
       startCpu = process.cpuUsage();
+      n = 0;
+      look = 1;
     }
     close();
     wallMs = Math.min(wallMs, longestWall);

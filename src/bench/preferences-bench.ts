@@ -1,6 +1,11 @@
 import type { EvaluationRow } from "../../projections/evals.ts";
-import { scheduleGeneric, scheduleGenericSliced } from "../services/scheduler/generic-scheduler.ts";
+import {
+  genericSteps,
+  scheduleGeneric,
+  scheduleGenericSliced,
+} from "../services/scheduler/generic-scheduler.ts";
 import { c2mJob } from "./c2m-job.ts";
+import { bestSlices } from "./placement-bench.ts";
 import { PlacementWorld } from "./placement-world.ts";
 import { startStallMonitor } from "./stall-monitor.ts";
 
@@ -14,6 +19,8 @@ export interface JobPlacementFigures {
   readonly nodes_evaluated_per_alloc: number;
   /** The same computation in slices: the longest the event loop waited meanwhile. */
   readonly sliced_max_stall_ms: number;
+  /** The longest slice in process CPU time (holds on a busy machine, where wall times do not). */
+  readonly longest_slice_cpu_ms: number;
   /** Where the allocations went, per datacenter. */
   readonly by_datacenter: Readonly<Record<string, number>>;
 }
@@ -114,6 +121,7 @@ async function measure(
     await scheduleGenericSliced(world.ctx(), evaluation, { attempt: 0 });
     stall = Math.min(stall, await monitor.stop());
   }
+  const slices = await bestSlices(runs, () => genericSteps(world.ctx(), evaluation, { attempt: 0 }));
   return {
     allocs,
     compute_ms: round(ms),
@@ -121,8 +129,24 @@ async function measure(
     placements_per_s: Math.round(allocs / (ms / 1000)),
     nodes_evaluated_per_alloc: round(evaluated),
     sliced_max_stall_ms: round(stall),
+    longest_slice_cpu_ms: slices.cpuMs,
     by_datacenter: byDc,
   };
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
+
+/** The figures as one level of numbers (the bench command's table): `count_only_compute_ms`, `spread_affinity_in_dc1`, ... */
+export function flatPreferencesFigures(f: PreferencesFigures): Record<string, number> {
+  const out: Record<string, number> = { nodes: f.nodes, datacenters: f.datacenters };
+  for (const [name, job] of [
+    ["count_only", f.count_only],
+    ["spread_affinity", f.spread_affinity],
+  ] as const) {
+    for (const [k, v] of Object.entries(job)) {
+      if (typeof v === "number") out[`${name}_${k}`] = v;
+    }
+    for (const dc of Object.keys(job.by_datacenter).sort()) out[`${name}_in_${dc}`] = job.by_datacenter[dc]!;
+  }
+  return out;
+}

@@ -13,7 +13,7 @@ import { benchHeartbeats } from "../bench/heartbeat-bench.ts";
 import { benchIdentity } from "../bench/identity-bench.ts";
 import { benchKafkaLog } from "../bench/kafka-log-bench.ts";
 import { benchPorts } from "../bench/ports-bench.ts";
-import { benchPreferences } from "../bench/preferences-bench.ts";
+import { benchPreferences, flatPreferencesFigures } from "../bench/preferences-bench.ts";
 import { benchRegistration, type RegistrationBenchOptions } from "../bench/registration-bench.ts";
 import { benchScheduler } from "../bench/scheduler-bench.ts";
 import { benchVisible } from "../bench/store-bench.ts";
@@ -96,7 +96,7 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
     progress(
       "placement preferences: 1,000 allocations over 5,000 nodes, count only, then spread and affinity",
     );
-    figures.preferences = await benchPreferences();
+    figures.preferences = flatPreferencesFigures(await benchPreferences());
     return report(figures, json, out, false);
   }
 

@@ -336,6 +336,7 @@ export function canonicalizeJob(input: unknown, ignored?: string[]): JobSpec {
   // Nomad's node pool mutating hook: no pool is the default pool.
   spec.NodePool = r.string(job.NodePool, "Job.NodePool") || "default";
   spec.Constraints = constraints(r, job.Constraints, "Job.Constraints");
+  canonicalPreferences(r, spec, "Job");
   spec.TaskGroups = groups.map((g, i) =>
     taskGroup(
       r,
@@ -442,6 +443,46 @@ function constraints(r: Reader, v: unknown, path: string): Constraint[] | null {
   });
 }
 
+/** Nomad's api Affinity.Canonicalize and Spread.Canonicalize (a weight left out is 50), on the blocks present. */
+function canonicalPreferences(r: Reader, o: Json, path: string): void {
+  const affinities = r.array(o.Affinities, `${path}.Affinities`);
+  if (affinities) {
+    o.Affinities = affinities.map((a, i) => {
+      const at = `${path}.Affinities[${i}]`;
+      const x = r.object(a, at) ?? {};
+      return {
+        LTarget: r.string(x.LTarget, `${at}.LTarget`) ?? "",
+        RTarget: r.string(x.RTarget, `${at}.RTarget`) ?? "",
+        Operand: r.string(x.Operand, `${at}.Operand`) ?? "",
+        Weight: r.int(x.Weight, `${at}.Weight`) ?? DEFAULT_PREFERENCE_WEIGHT,
+      };
+    });
+  }
+  const spreads = r.array(o.Spreads, `${path}.Spreads`);
+  if (spreads) {
+    o.Spreads = spreads.map((s, i) => {
+      const at = `${path}.Spreads[${i}]`;
+      const x = r.object(s, at) ?? {};
+      const targets = r.array(x.SpreadTarget, `${at}.SpreadTarget`);
+      return {
+        Attribute: r.string(x.Attribute, `${at}.Attribute`) ?? "",
+        Weight: r.int(x.Weight, `${at}.Weight`) ?? DEFAULT_PREFERENCE_WEIGHT,
+        SpreadTarget: targets
+          ? targets.map((t, j) => {
+              const tt = r.object(t, `${at}.SpreadTarget[${j}]`) ?? {};
+              return {
+                Value: r.string(tt.Value, `${at}.SpreadTarget[${j}].Value`) ?? "",
+                Percent: r.int(tt.Percent, `${at}.SpreadTarget[${j}].Percent`) ?? 0,
+              };
+            })
+          : null,
+      };
+    });
+  }
+}
+
+const DEFAULT_PREFERENCE_WEIGHT = 50;
+
 function updateStrategy(r: Reader, o: Json, path: string, base: UpdateStrategy): UpdateStrategy {
   return {
     Stagger: r.int(o.Stagger, `${path}.Stagger`) ?? base.Stagger,
@@ -546,6 +587,7 @@ function taskGroup(
   group.Migrate = migrate;
   group.Constraints = constraints(r, g.Constraints, `${path}.Constraints`);
   if (Object.hasOwn(group, "Networks")) group.Networks = networks(r, g.Networks, `${path}.Networks`);
+  canonicalPreferences(r, group, path);
   group.RestartPolicy = restart;
   group.ReschedulePolicy = reschedule;
   group.EphemeralDisk = disk
@@ -595,6 +637,7 @@ function task(r: Reader, t: Json, path: string, groupRestart: RestartPolicy): Ta
   out.Driver = r.string(t.Driver, `${path}.Driver`) ?? "";
   out.Config = r.object(t.Config, `${path}.Config`) ?? null;
   out.Constraints = constraints(r, t.Constraints, `${path}.Constraints`);
+  canonicalPreferences(r, out, path);
   out.Resources = resources;
   out.RestartPolicy = restartPolicy(
     r,

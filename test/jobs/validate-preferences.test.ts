@@ -28,6 +28,36 @@ function errorsOf(
 
 const ok = { LTarget: "${node.class}", Operand: "=", RTarget: "large", Weight: 50 };
 
+describe("affinity and spread canonicalization (Nomad's api Canonicalize)", () => {
+  it("gives an affinity or a spread without a weight 50, at every level, and keeps the rest as sent", () => {
+    const job = canonicalizeJob({
+      ID: "j",
+      Affinities: [{ LTarget: "${node.class}", Operand: "=", RTarget: "large" }],
+      Spreads: [{ Attribute: "${node.datacenter}", SpreadTarget: [{ Value: "dc1", Percent: 70 }] }],
+      TaskGroups: [
+        {
+          Name: "g",
+          Spreads: [{ Attribute: "${meta.rack}", Weight: 20 }],
+          Tasks: [{ Name: "t", Driver: "docker", Affinities: [{ ...ok, Weight: -10 }] }],
+        },
+      ],
+    });
+    expect(job.Affinities).toEqual([
+      { LTarget: "${node.class}", RTarget: "large", Operand: "=", Weight: 50 },
+    ]);
+    expect(job.Spreads).toEqual([
+      { Attribute: "${node.datacenter}", Weight: 50, SpreadTarget: [{ Value: "dc1", Percent: 70 }] },
+    ]);
+    expect(job.TaskGroups[0]!.Spreads).toEqual([
+      { Attribute: "${meta.rack}", Weight: 20, SpreadTarget: null },
+    ]);
+    expect(job.TaskGroups[0]!.Tasks[0]!.Affinities).toEqual([{ ...ok, Weight: -10 }]);
+    expect(() => canonicalizeJob({ ID: "j", Affinities: [{ Weight: "high" }], TaskGroups: [] })).toThrow(
+      /Job\.Affinities\[0\]\.Weight/,
+    );
+  });
+});
+
 describe("affinity and spread validation (Nomad's Affinity.Validate, Spread.Validate)", () => {
   it("accepts Nomad's examples, a missing weight included (Nomad's api makes it 50)", () => {
     expect(

@@ -200,8 +200,8 @@ export class GroupPreferences {
   spread(node: NodeRow): number {
     let total = 0;
     for (const { set, info } of this.spreads) {
-      const use = set.usedOn(node);
-      if (use.value === undefined) {
+      const value = set.countedValue(node);
+      if (value === null) {
         total -= 1;
         continue;
       }
@@ -210,7 +210,7 @@ export class GroupPreferences {
         total += evenSpreadBoost(set, node);
         continue;
       }
-      const desired = info.desired.get(use.value) ?? info.desired.get(IMPLICIT_TARGET);
+      const desired = info.desired.get(value) ?? info.desired.get(IMPLICIT_TARGET);
       if (desired === undefined) {
         total -= 1;
         continue;
@@ -221,7 +221,7 @@ export class GroupPreferences {
         continue;
       }
       // This placement counts: one more than the value already has.
-      const boost = ((desired - (use.count + 1)) / desired) * weight;
+      const boost = ((desired - (set.usedBy(value) + 1)) / desired) * weight;
       total += boost;
       if (boost < this.prefs.lowestSpreadBoost) this.prefs.lowestSpreadBoost = boost;
     }

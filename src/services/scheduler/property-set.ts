@@ -79,10 +79,18 @@ export class PropertySet {
 
   /** Nomad's UsedCount: the node's counted value and how many allocations use it. */
   usedOn(node: NodeRow): PropertyUse {
-    const raw = resolveTarget(this.attribute, node);
-    if (raw === undefined) return { value: undefined, count: 0 };
-    const value = this.targeted(raw);
-    return { value, count: this.combined.get(value) ?? 0 };
+    const value = this.valueOn(node.ID, node) ?? undefined;
+    return { value, count: value === undefined ? 0 : (this.combined.get(value) ?? 0) };
+  }
+
+  /** The node's counted value (`*` for a value a spread's targets do not name); null when it lacks the property. */
+  countedValue(node: NodeRow): string | null {
+    return this.valueOn(node.ID, node);
+  }
+
+  /** How many allocations use a counted value. */
+  usedBy(value: string): number {
+    return this.combined.get(value) ?? 0;
   }
 
   /** How many allocations use a value (its raw value, as Nomad's even spread reads it). */
@@ -129,10 +137,11 @@ export class PropertySet {
     return !this.targets || this.targets.size === 0 || this.targets.has(value) ? value : IMPLICIT_TARGET;
   }
 
-  private valueOn(nodeID: string): string | null {
+  /** A node's counted value, resolved once per evaluation (a node's properties do not change within it). */
+  private valueOn(nodeID: string, row?: NodeRow): string | null {
     let v = this.nodeValues.get(nodeID);
     if (v === undefined) {
-      const node = this.nodes.get(nodeID);
+      const node = row ?? this.nodes.get(nodeID);
       const raw = node ? resolveTarget(this.attribute, node) : undefined;
       v = raw === undefined ? null : this.targeted(raw);
       this.nodeValues.set(nodeID, v);

@@ -11,8 +11,20 @@ export type Steps<T> = Generator<void, T, void>;
  */
 export const SLICE_MS = 4;
 
-/** Steps between two looks at the clock: a step is a placement (microseconds), the clock costs more than a yield. */
+/** Steps between two looks at the clock at most: a step is a placement (microseconds), the clock costs more than a yield. */
 export const STEPS_PER_CLOCK_READ = 16;
+
+/**
+ * Steps to take before the next look at the clock, from what this slice's
+ * `steps` took in `elapsedMs`: up to {@link STEPS_PER_CLOCK_READ} for steps
+ * of microseconds, 1 for steps that take a good part of a slice (a placement
+ * with affinities or spreads scores up to thousands of nodes).
+ */
+export function clockStride(elapsedMs: number, steps: number, sliceMs: number): number {
+  const perStep = elapsedMs / Math.max(1, steps);
+  if (perStep <= 0) return STEPS_PER_CLOCK_READ;
+  return Math.max(1, Math.min(STEPS_PER_CLOCK_READ, Math.floor(sliceMs / 4 / perStep)));
+}
 
 export function runToEnd<T>(steps: Steps<T>): T {
   for (;;) {
@@ -30,13 +42,22 @@ export function runToEnd<T>(steps: Steps<T>): T {
  * only ever refused or partly applied, never over-commits.
  */
 export async function runSliced<T>(steps: Steps<T>, sliceMs = SLICE_MS): Promise<T> {
-  let deadline = performance.now() + sliceMs;
+  let start = performance.now();
   let n = 0;
+  // The first look comes after one step: how long a step takes decides how often to look again.
+  let look = 1;
   for (;;) {
     const r = steps.next();
     if (r.done) return r.value;
-    if (++n % STEPS_PER_CLOCK_READ !== 0 || performance.now() < deadline) continue;
+    if (++n < look) continue;
+    const now = performance.now();
+    if (now < start + sliceMs) {
+      look = n + clockStride(now - start, n, sliceMs);
+      continue;
+    }
     await new Promise<void>((resolve) => setImmediate(resolve));
-    deadline = performance.now() + sliceMs;
+    start = performance.now();
+    n = 0;
+    look = 1;
   }
 }

@@ -137,6 +137,43 @@ describe("affinity scores (Nomad's NodeAffinityIterator)", () => {
   });
 });
 
+describe("the limit iterator with affinities or spreads (Nomad's GenericStack.Select)", () => {
+  it("scores max(count, 100) nodes per placement, and keeps the raised limit for the evaluation's later groups", async () => {
+    const group = (Name: string, extra: Record<string, unknown> = {}) => ({
+      Name,
+      Count: 2,
+      EphemeralDisk: { SizeMB: 10 },
+      Tasks: [{ Name: "t", Driver: "docker", Config: { image: "x" }, Resources: { CPU: 100, MemoryMB: 64 } }],
+      ...extra,
+    });
+    const plain = await setup(
+      Array.from({ length: 40 }, () => ({})),
+      { ...job("plain", 2), TaskGroups: [group("b")] },
+    );
+    const alone = scheduleGeneric(plain.w.ctx(), plain.w.tables.evals.get(plain.evalID)!, { attempt: 0 });
+    // log2(40) rounded up.
+    expect(alone.plan.placements.map((p) => p.NodesEvaluated)).toEqual([6, 6]);
+
+    const s = await setup(
+      Array.from({ length: 40 }, (_, i) => ({ NodeClass: i % 2 ? "a" : "b" })),
+      {
+        ...job("both", 2),
+        TaskGroups: [
+          group("a", { Affinities: [{ LTarget: "${node.class}", Operand: "=", RTarget: "a", Weight: 50 }] }),
+          group("b"),
+        ],
+      },
+    );
+    const outcome = scheduleGeneric(s.w.ctx(), s.w.tables.evals.get(s.evalID)!, { attempt: 0 });
+    const evaluated = (tg: string) =>
+      outcome.plan.placements.filter((p) => p.TaskGroup === tg).map((p) => p.NodesEvaluated);
+    expect(outcome.plan.placements.map((p) => p.TaskGroup)).toEqual(["a", "a", "b", "b"]);
+    // Every one of the 40 nodes (fewer than 100) is scored, for group b too.
+    expect(evaluated("a")).toEqual([40, 40]);
+    expect(evaluated("b")).toEqual([40, 40]);
+  });
+});
+
 describe("spread scores (Nomad's SpreadIterator, its spread_test.go cases)", () => {
   it("one attribute with a target of 80%: the implicit 20% elsewhere; existing allocations and the plan's count", async () => {
     const spread = {
