@@ -6,6 +6,7 @@ import type { JobSpec } from "../../streams/jobs.ts";
 import { annotateJobDiff } from "../jobs/annotate-diff.ts";
 import { diffJobs, type JobDiff } from "../jobs/job-diff.ts";
 import { nextPeriodicLaunch } from "../jobs/periodic-launch.ts";
+import { specChanged } from "../jobs/spec-changed.ts";
 import { BLOCKED_EVAL_FAILED_PLACEMENTS } from "../services/scheduler/descriptions.ts";
 import { scheduleGeneric } from "../services/scheduler/generic-scheduler.ts";
 import { ReadyNodes } from "../services/scheduler/ready-nodes.ts";
@@ -13,7 +14,6 @@ import type { DesiredUpdates } from "../services/scheduler/reconciler.ts";
 import type { ScheduleOutcome } from "../services/scheduler/scheduler-context.ts";
 import { scheduleSystem } from "../services/scheduler/system-scheduler.ts";
 import type { ApiContext } from "./context.ts";
-import { specChanged } from "./job-views.ts";
 import { allocStub } from "./node-views.ts";
 
 /**

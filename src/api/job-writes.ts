@@ -19,12 +19,12 @@ import {
 import type { AuthenticatedIdentity } from "../auth/authenticate.ts";
 import { canonicalizeJob, JobShapeError } from "../jobs/canonicalize.ts";
 import { assignScalingPolicyIDs, systemJobScalingRefusal } from "../jobs/scaling-policy.ts";
+import { specChanged } from "../jobs/spec-changed.ts";
 import { JOB_MAX_PRIORITY, JOB_MIN_PRIORITY, validateJob } from "../jobs/validate.ts";
 import { ApiError } from "./api-error.ts";
 import { commit } from "./commit.ts";
 import type { ApiContext } from "./context.ts";
 import { acceptedSubmission, mergeWarnings, submissionSchema } from "./job-submission-input.ts";
-import { specChanged } from "./job-views.ts";
 import { WRITE_REQUEST_FIELDS } from "./request-schemas.ts";
 
 /** Nomad's api.JobRegisterRequest (WriteRequest fields embedded). */

@@ -3,20 +3,9 @@ import type { Projections } from "../../projections/index.ts";
 import { submissionKey } from "../../projections/job-submissions.ts";
 import type { JobRow } from "../../projections/jobs.ts";
 import type { JobSpec, JobSubmission } from "../../streams/jobs.ts";
+import { SERVER_FIELDS } from "./spec-changed.ts";
 
-/** What the server decides about a version; the rest is the spec a revert registers again. */
-const SERVER_FIELDS = [
-  "Status",
-  "StatusDescription",
-  "Stable",
-  "Version",
-  "SubmitTime",
-  "CreateIndex",
-  "ModifyIndex",
-  "JobModifyIndex",
-] as const;
-
-/** The spec of an earlier version, to register again as a new version (Nomad's Job.Revert). */
+/** The spec of an earlier version, without what the server decides, to register again as a new version (Nomad's Job.Revert). */
 export function revertSpecOf(version: JobRow): JobSpec {
   const spec: Record<string, unknown> = { ...version };
   for (const field of SERVER_FIELDS) delete spec[field];

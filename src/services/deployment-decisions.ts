@@ -12,8 +12,8 @@ import {
 } from "../../streams/deployments.ts";
 import type { EvaluationSpec } from "../../streams/evals.ts";
 import { JOB_REGISTERED_VERSION, type JobRegistered } from "../../streams/jobs.ts";
-import { specChanged } from "../api/job-views.ts";
 import { latestStableVersion, revertSpecOf, revertSubmissionOf } from "../jobs/revert-spec.ts";
+import { specChanged } from "../jobs/spec-changed.ts";
 import type { Table } from "../store/table.ts";
 import type { Draft } from "../store/writer.ts";
 
