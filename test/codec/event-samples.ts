@@ -1,6 +1,7 @@
 import { newEvaluation } from "../../streams/evals.ts";
 import type { Envelope } from "../../streams/event-schema.ts";
 import { aclSamples } from "./acl-samples.ts";
+import { deploymentSamples } from "./deployment-samples.ts";
 import { jobSamples } from "./job-samples.ts";
 import { keyringSamples } from "./keyring-samples.ts";
 import { nodeAllocSamples } from "./node-alloc-samples.ts";
@@ -136,6 +137,7 @@ export const eventSamples: readonly Envelope[] = [
   ...nodeAllocSamples,
   ...jobSamples,
   ...periodicSamples,
+  ...deploymentSamples,
   ...aclSamples,
   ...keyringSamples,
   ...variableSamples,
