@@ -1,24 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { AllocRunner, type ClientAllocUpdate, type RunnerHost } from "../../src/nodesim/alloc-runner.ts";
 import { simAllocSpec } from "../../src/nodesim/alloc-spec.ts";
-import { DEFAULT_DRIVER, type DriverOptions } from "../../src/nodesim/driver-options.ts";
+import type { DriverOptions } from "../../src/nodesim/driver-options.ts";
 import { goDuration } from "../../src/nodesim/health-watch.ts";
 import type { TaskState } from "../../src/nodesim/task-states.ts";
 import { TimerQueue } from "../../src/nodesim/timer-queue.ts";
 import { VirtualClock } from "../../src/util/clock.ts";
+import { at, DRIVER } from "./quick-driver.ts";
 
 const S = 1e9;
-const at = (ms: number) => ({ min: ms, max: ms });
-/** Tasks run 100 ms after they are received. */
-const DRIVER: DriverOptions = {
-  ...DEFAULT_DRIVER,
-  setup: at(10),
-  pull: at(40),
-  start: at(50),
-  kill: at(50),
-  failureRate: 0,
-  eventInterval: 0,
-};
 
 function alloc(fields: Record<string, unknown> = {}, group: Record<string, unknown> = {}, type = "service") {
   return {

@@ -2,22 +2,11 @@ import { describe, expect, it } from "vitest";
 import { AllocRunner, type RunnerHost } from "../../src/nodesim/alloc-runner.ts";
 import type { NodeServices, ServiceCalls } from "../../src/nodesim/alloc-services.ts";
 import { simAllocSpec } from "../../src/nodesim/alloc-spec.ts";
-import { DEFAULT_DRIVER, type DriverOptions } from "../../src/nodesim/driver-options.ts";
+import type { DriverOptions } from "../../src/nodesim/driver-options.ts";
 import type { ServiceRegistrationBody } from "../../src/nodesim/service-specs.ts";
 import { TimerQueue } from "../../src/nodesim/timer-queue.ts";
 import { VirtualClock } from "../../src/util/clock.ts";
-
-const at = (ms: number) => ({ min: ms, max: ms });
-/** Tasks run 100 ms after they are received; a kill takes 50 ms. */
-const DRIVER: DriverOptions = {
-  ...DEFAULT_DRIVER,
-  setup: at(10),
-  pull: at(40),
-  start: at(50),
-  kill: at(50),
-  failureRate: 0,
-  eventInterval: 0,
-};
+import { at, DRIVER } from "./quick-driver.ts";
 
 const ALLOC_ID = "8d1f0e42-6c1f-4b4e-9d7a-1b2c3d4e5f60";
 const NODE = { ID: "node-1", Name: "sim-00001", Datacenter: "dc1", IP: "10.0.0.1" };

@@ -1,9 +1,5 @@
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { createProjections } from "../../projections/index.ts";
-import { EnvelopeCodec } from "../../src/codec/envelope-codec.ts";
-import { Store } from "../../src/store/store.ts";
-import { allSchemas } from "../../streams/index.ts";
+import { replayStore } from "../replay-store.ts";
 import { Scenario, serviceJob } from "../services/scheduler/scenario.ts";
 
 const scenarios: Scenario[] = [];
@@ -39,12 +35,7 @@ describe("scaling, stability and submissions on replay", () => {
     expect(tables.table("scaling_events").size).toBe(1);
     expect(tables.table("job_submissions").size).toBe(4);
 
-    const fresh = new Store({
-      log: s.server.log,
-      codec: new EnvelopeCodec(allSchemas),
-      projections: createProjections().all,
-      logger: pino({ level: "silent" }),
-    });
+    const fresh = replayStore(s.server.log);
     await fresh.start();
     await fresh.caughtUp();
     expect(fresh.hash()).toBe(s.server.store.hash());

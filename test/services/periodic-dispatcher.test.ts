@@ -1,12 +1,8 @@
 import { rm } from "node:fs/promises";
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { createProjections } from "../../projections/index.ts";
 import type { PeriodicLaunchRow } from "../../projections/job-children.ts";
-import { EnvelopeCodec } from "../../src/codec/envelope-codec.ts";
-import { Store } from "../../src/store/store.ts";
 import { VirtualClock } from "../../src/util/clock.ts";
-import { allSchemas } from "../../streams/index.ts";
+import { replayStore } from "../replay-store.ts";
 import { startTestServer, type TestServer } from "../server-harness.ts";
 import { childrenOf, childrenSummary, dispatcherOf, periodicJob } from "./periodic-fixtures.ts";
 import { Scenario } from "./scheduler/scenario.ts";
@@ -120,12 +116,7 @@ describe("periodic dispatcher (Nomad's PeriodicDispatch)", () => {
     await s.register(periodicJob("report"));
     await advance(s, 2 * MINUTE);
     const lastIndex = s.server.log.lastIndex();
-    const fresh = new Store({
-      log: s.server.log,
-      codec: new EnvelopeCodec(allSchemas),
-      projections: createProjections().all,
-      logger: pino({ level: "silent" }),
-    });
+    const fresh = replayStore(s.server.log);
     await fresh.start();
     await fresh.caughtUp();
     expect(fresh.appliedIndex).toBe(s.server.store.appliedIndex);

@@ -1,13 +1,10 @@
-import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AllocRow } from "../../../projections/allocs.ts";
 import type { DeploymentRow } from "../../../projections/deployments.ts";
 import { goTime } from "../../../projections/go-time.ts";
 import { createProjections } from "../../../projections/index.ts";
-import { EnvelopeCodec } from "../../../src/codec/envelope-codec.ts";
-import { Store } from "../../../src/store/store.ts";
 import { writeEvents } from "../../../src/store/writer.ts";
-import { allSchemas } from "../../../streams/index.ts";
+import { replayStore } from "../../replay-store.ts";
 import { Scenario, serviceJob } from "./scenario.ts";
 
 const scenarios: Scenario[] = [];
@@ -92,12 +89,7 @@ async function rollOut(s: Scenario): Promise<void> {
  */
 async function maxUnhealthyUpdated(s: Scenario, version: number): Promise<{ max: number; at: number }> {
   const projections = createProjections();
-  const replay = new Store({
-    log: s.server.log,
-    codec: new EnvelopeCodec(allSchemas),
-    projections: projections.all,
-    logger: pino({ level: "silent" }),
-  });
+  const replay = replayStore(s.server.log, projections);
   const live = new Map<string, AllocRow>();
   let max = 0;
   let at = 0;

@@ -1,20 +1,10 @@
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AllocRow } from "../../../projections/allocs.ts";
 import { createProjections } from "../../../projections/index.ts";
 import type { NodeRow } from "../../../projections/nodes.ts";
-import {
-  addUsage,
-  allocUsage,
-  exhaustedDimension,
-  nodeCapacity,
-  type Usage,
-} from "../../../projections/resources.ts";
-import { EnvelopeCodec } from "../../../src/codec/envelope-codec.ts";
 import { seededRandom } from "../../../src/services/scheduler/rng.ts";
-import { Store } from "../../../src/store/store.ts";
-import { isTerminalAlloc } from "../../../streams/allocs.ts";
-import { allSchemas } from "../../../streams/index.ts";
+import { replayStore } from "../../replay-store.ts";
+import { overcommitted, resourceJob, SMALL_NODE } from "./capacity-check.ts";
 import { Scenario } from "./scenario.ts";
 
 const scenarios: Scenario[] = [];
@@ -22,46 +12,8 @@ afterEach(async () => {
   for (const s of scenarios.splice(0)) await s.stop();
 });
 
-const SMALL_NODE = {
-  NodeResources: { Cpu: { CpuShares: 2000 }, Memory: { MemoryMB: 2048 }, Disk: { DiskMB: 4000 } },
-};
-
 function job(id: string, count: number, cpu: number, mem: number, disk: number) {
-  return {
-    ID: id,
-    Type: "service",
-    Datacenters: ["dc1"],
-    Update: { MaxParallel: 0 },
-    TaskGroups: [
-      {
-        Name: "g",
-        Count: count,
-        EphemeralDisk: { SizeMB: disk },
-        Tasks: [
-          {
-            Name: "t",
-            Driver: "docker",
-            Config: { image: id },
-            Resources: { CPU: cpu, MemoryMB: mem },
-            // Logs that fit any disk picked (Nomad wants them below the group's disk).
-            LogConfig: { MaxFiles: 1, MaxFileSizeMB: 1 },
-          },
-        ],
-      },
-    ],
-  };
-}
-
-/** The nodes whose allocated resources exceed what they offer, in the store as it is now. */
-function overcommitted(nodes: Iterable<NodeRow>, allocsOn: (id: string) => readonly AllocRow[]): string[] {
-  const bad: string[] = [];
-  for (const n of nodes) {
-    const used: Usage = { cpu: 0, memoryMB: 0, diskMB: 0 };
-    for (const a of allocsOn(n.ID)) if (!isTerminalAlloc(a)) addUsage(used, allocUsage(a));
-    const dim = exhaustedDimension(nodeCapacity(n), used);
-    if (dim) bad.push(`${n.ID} ${dim}`);
-  }
-  return bad;
+  return resourceJob({ id, count, cpu, mem, disk });
 }
 
 describe("capacity property: concurrent registrations, scale changes and node changes never over-commit a node", () => {
@@ -118,12 +70,7 @@ describe("capacity property: concurrent registrations, scale changes and node ch
       // Replay the log record by record; after each one, every node an
       // allocation changed on must still fit what runs there.
       const projections = createProjections();
-      const replay = new Store({
-        log: s.server.log,
-        codec: new EnvelopeCodec(allSchemas),
-        projections: projections.all,
-        logger: pino({ level: "silent" }),
-      });
+      const replay = replayStore(s.server.log, projections);
       const touched = new Set<string>();
       const changes = replay.change$.subscribe((c) => {
         if (c.table === "allocs") touched.add(((c.after ?? c.before) as AllocRow).NodeID);

@@ -1,4 +1,3 @@
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AllocRow } from "../../../projections/allocs.ts";
 import { createProjections } from "../../../projections/index.ts";
@@ -13,9 +12,9 @@ import {
 } from "../../../projections/resources.ts";
 import { EnvelopeCodec } from "../../../src/codec/envelope-codec.ts";
 import { CORE_SCHEDULER, SCHEDULER_TYPES } from "../../../src/services/scheduler/worker-pool.ts";
-import { Store } from "../../../src/store/store.ts";
 import { type AllocsPlanApplied, isTerminalAlloc } from "../../../streams/allocs.ts";
 import { allSchemas } from "../../../streams/index.ts";
+import { replayStore } from "../../replay-store.ts";
 import { Scenario } from "./scenario.ts";
 
 const scenarios: Scenario[] = [];
@@ -128,12 +127,7 @@ describe("plans of racing workers", () => {
 
       // Replay the log; after every record, every node it changed fits what runs there.
       const projections = createProjections();
-      const replay = new Store({
-        log: s.server.log,
-        codec: new EnvelopeCodec(allSchemas),
-        projections: projections.all,
-        logger: pino({ level: "silent" }),
-      });
+      const replay = replayStore(s.server.log, projections);
       const load = new NodeLoad();
       const violations: string[] = [];
       let pending = new Set<string>();

@@ -1,17 +1,14 @@
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AllocRow } from "../../../projections/allocs.ts";
 import { createProjections } from "../../../projections/index.ts";
 import { allocNetworkUse, nodeNetworks } from "../../../projections/networks.ts";
 import type { NodeRow } from "../../../projections/nodes.ts";
 import type { PlanRefusalRow } from "../../../projections/plan-apply.ts";
-import { EnvelopeCodec } from "../../../src/codec/envelope-codec.ts";
 import { seededRandom } from "../../../src/services/scheduler/rng.ts";
 import { CORE_SCHEDULER, SCHEDULER_TYPES } from "../../../src/services/scheduler/worker-pool.ts";
-import { Store } from "../../../src/store/store.ts";
 import { writeEvents } from "../../../src/store/writer.ts";
 import { type AllocsPlanApplied, isTerminalAlloc } from "../../../streams/allocs.ts";
-import { allSchemas } from "../../../streams/index.ts";
+import { replayStore } from "../../replay-store.ts";
 import { networkedNode, portsJob } from "./ports-fixtures.ts";
 import { Scenario } from "./scenario.ts";
 
@@ -106,12 +103,7 @@ describe("no port is handed out twice on a node", () => {
 
       // Replay the log; after every record, no node has a port twice among its live allocations.
       const projections = createProjections();
-      const replay = new Store({
-        log: s.server.log,
-        codec: new EnvelopeCodec(allSchemas),
-        projections: projections.all,
-        logger: pino({ level: "silent" }),
-      });
+      const replay = replayStore(s.server.log, projections);
       const ledger = new PortLedger();
       const changes = replay.change$.subscribe((c) => {
         if (c.table === "allocs") ledger.change(c.index, c.before as AllocRow, c.after as AllocRow);

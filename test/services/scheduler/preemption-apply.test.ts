@@ -1,112 +1,31 @@
 import { describe, expect, it } from "vitest";
-import { canonicalizeJob } from "../../../src/jobs/canonicalize.ts";
-import type { InProcessPass } from "../../../src/services/scheduler/computed-pass.ts";
-import { submitPlan } from "../../../src/services/scheduler/plan-applier.ts";
-import { ReadyNodes } from "../../../src/services/scheduler/ready-nodes.ts";
 import { computeInProcess } from "../../../src/services/scheduler/worker.ts";
-import { VirtualClock } from "../../../src/util/clock.ts";
-import { newEvaluation } from "../../../streams/evals.ts";
-import { JOB_REGISTERED_VERSION, type JobRegistered } from "../../../streams/jobs.ts";
-import { AT, memoryStore, registered, statusChange } from "../../projections/memory-store.ts";
+import { planApplyWorld } from "./plan-apply-world.ts";
 
-/** Room for exactly one of the jobs' allocations. */
-const ONE_SLOT = {
-  NodeResources: { Cpu: { CpuShares: 1000 }, Memory: { MemoryMB: 1000 }, Disk: { DiskMB: 10_000 } },
-  Drivers: { docker: { Detected: true, Healthy: true } },
-};
-
+/** A world whose one node, n1, has room for one allocation, and whose service jobs may preempt. */
 async function world() {
-  const m = await memoryStore();
-  let n = 0;
-  const newID = () => `00000000-0000-4000-8000-${String(n++).padStart(12, "0")}`;
-  const clock = new VirtualClock(AT);
-  await m.write(
-    {
-      type: "NamespaceUpserted",
-      v: 1,
-      data: { Namespace: { Name: "default", Description: "", Quota: "", Meta: null, Capabilities: null } },
-    },
-    {
-      type: "SchedulerConfigSet",
-      v: 1,
-      data: {
-        Config: {
-          SchedulerAlgorithm: "binpack",
-          PreemptionConfig: {
-            SystemSchedulerEnabled: true,
-            SysBatchSchedulerEnabled: false,
-            BatchSchedulerEnabled: false,
-            ServiceSchedulerEnabled: true,
-          },
-          MemoryOversubscriptionEnabled: false,
-          RejectJobRegistration: false,
-          PauseEvalBroker: false,
+  const w = await planApplyWorld({
+    type: "SchedulerConfigSet",
+    v: 1,
+    data: {
+      Config: {
+        SchedulerAlgorithm: "binpack",
+        PreemptionConfig: {
+          SystemSchedulerEnabled: true,
+          SysBatchSchedulerEnabled: false,
+          BatchSchedulerEnabled: false,
+          ServiceSchedulerEnabled: true,
         },
-        CAS: false,
-        CASIndex: 0,
+        MemoryOversubscriptionEnabled: false,
+        RejectJobRegistration: false,
+        PauseEvalBroker: false,
       },
+      CAS: false,
+      CASIndex: 0,
     },
-  );
-  const readyNodes = new ReadyNodes(m.tables.nodes);
-  await m.write(registered("n1", "aa", ONE_SLOT), statusChange("n1", "initializing", "ready"));
-  readyNodes.invalidate();
-  const register = async (id: string, priority: number) => {
-    const evalID = newID();
-    const data: JobRegistered = {
-      Job: canonicalizeJob({
-        ID: id,
-        Type: "service",
-        Priority: priority,
-        Datacenters: ["dc1"],
-        Update: { MaxParallel: 0 },
-        TaskGroups: [
-          {
-            Name: "g",
-            Count: 1,
-            EphemeralDisk: { SizeMB: 10 },
-            Tasks: [
-              {
-                Name: "t",
-                Driver: "docker",
-                Config: { image: id },
-                Resources: { CPU: 800, MemoryMB: 800 },
-                LogConfig: { MaxFiles: 1, MaxFileSizeMB: 1 },
-              },
-            ],
-          },
-        ],
-      }),
-      Eval: newEvaluation({
-        ID: evalID,
-        Namespace: "default",
-        Type: "service",
-        Priority: priority,
-        TriggeredBy: "job-register",
-        JobID: id,
-        CreateTime: AT * 1e6,
-      }),
-      EnforceIndex: false,
-      JobModifyIndex: 0,
-      Submission: null,
-    };
-    const [out] = await m.write({ type: "JobRegistered", v: JOB_REGISTERED_VERSION, data });
-    if (out?.status !== "applied") throw new Error(JSON.stringify(out));
-    return m.tables.evals.get(evalID)!;
-  };
-  const rt = { tables: m.tables, readyNodes, clock, newID, appliedIndex: () => m.store.appliedIndex };
-  const write = (drafts: Parameters<Parameters<typeof submitPlan>[0]>[0]) =>
-    m.write(...drafts).then((outcomes) => ({ index: outcomes[outcomes.length - 1]!.index, outcomes }));
-  const submit = (pass: InProcessPass) =>
-    submitPlan(
-      write,
-      m.tables,
-      pass.outcome.plan,
-      pass.outcome.followupEvals,
-      newID,
-      undefined,
-      pass.snapshotIndex,
-    );
-  return { m, rt, register, submit };
+  });
+  await w.addNode("n1");
+  return w;
 }
 
 describe("a plan's preemptions, checked again at apply", () => {

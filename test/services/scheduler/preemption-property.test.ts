@@ -1,20 +1,8 @@
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AllocRow } from "../../../projections/allocs.ts";
-import { createProjections } from "../../../projections/index.ts";
 import type { NodeRow } from "../../../projections/nodes.ts";
-import {
-  addUsage,
-  allocUsage,
-  exhaustedDimension,
-  nodeCapacity,
-  type Usage,
-} from "../../../projections/resources.ts";
-import { EnvelopeCodec } from "../../../src/codec/envelope-codec.ts";
 import { seededRandom } from "../../../src/services/scheduler/rng.ts";
-import { Store } from "../../../src/store/store.ts";
-import { isTerminalAlloc } from "../../../streams/allocs.ts";
-import { allSchemas } from "../../../streams/index.ts";
+import { overcommitted, replayOvercommits, resourceJob, SMALL_NODE } from "./capacity-check.ts";
 import { Scenario } from "./scenario.ts";
 
 const scenarios: Scenario[] = [];
@@ -22,45 +10,8 @@ afterEach(async () => {
   for (const s of scenarios.splice(0)) await s.stop();
 });
 
-const SMALL_NODE = {
-  NodeResources: { Cpu: { CpuShares: 2000 }, Memory: { MemoryMB: 2048 }, Disk: { DiskMB: 4000 } },
-};
-
 function job(id: string, type: string, priority: number, count: number, cpu: number, mem: number) {
-  return {
-    ID: id,
-    Type: type,
-    Priority: priority,
-    Datacenters: ["dc1"],
-    Update: { MaxParallel: 0 },
-    TaskGroups: [
-      {
-        Name: "g",
-        Count: count,
-        EphemeralDisk: { SizeMB: 100 },
-        Tasks: [
-          {
-            Name: "t",
-            Driver: "docker",
-            Config: { image: id },
-            Resources: { CPU: cpu, MemoryMB: mem },
-            LogConfig: { MaxFiles: 1, MaxFileSizeMB: 1 },
-          },
-        ],
-      },
-    ],
-  };
-}
-
-function overcommitted(nodes: Iterable<NodeRow>, allocsOn: (id: string) => readonly AllocRow[]): string[] {
-  const bad: string[] = [];
-  for (const n of nodes) {
-    const used: Usage = { cpu: 0, memoryMB: 0, diskMB: 0 };
-    for (const a of allocsOn(n.ID)) if (!isTerminalAlloc(a)) addUsage(used, allocUsage(a));
-    const dim = exhaustedDimension(nodeCapacity(n), used);
-    if (dim) bad.push(`${n.ID} ${dim}`);
-  }
-  return bad;
+  return resourceJob({ id, type, priority, count, cpu, mem });
 }
 
 describe("capacity property with preemption: racing plans that evict never over-commit a node", () => {
@@ -121,21 +72,7 @@ describe("capacity property with preemption: racing plans that evict never over-
         expect(by.Job!.Priority - a.Job!.Priority).toBeGreaterThanOrEqual(10);
       }
 
-      const projections = createProjections();
-      const replay = new Store({
-        log: s.server.log,
-        codec: new EnvelopeCodec(allSchemas),
-        projections: projections.all,
-        logger: pino({ level: "silent" }),
-      });
-      const violations: string[] = [];
-      for (let i = 1; i <= s.server.log.lastIndex(); i++) {
-        await replay.advanceTo(i);
-        for (const v of overcommitted(projections.tables.nodes.all(), (id) =>
-          projections.tables.allocs.by("node", id),
-        ))
-          violations.push(`#${i}: ${v}`);
-      }
+      const { violations, replay } = await replayOvercommits(s.server.log);
       expect(violations).toEqual([]);
       expect(replay.hash()).toBe(s.server.store.hash());
     });

@@ -1,20 +1,6 @@
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import type { AllocRow } from "../../../projections/allocs.ts";
 import type { HistoryEntry } from "../../../projections/history.ts";
-import { createProjections } from "../../../projections/index.ts";
-import type { NodeRow } from "../../../projections/nodes.ts";
-import {
-  addUsage,
-  allocUsage,
-  exhaustedDimension,
-  nodeCapacity,
-  type Usage,
-} from "../../../projections/resources.ts";
-import { EnvelopeCodec } from "../../../src/codec/envelope-codec.ts";
-import { Store } from "../../../src/store/store.ts";
-import { isTerminalAlloc } from "../../../streams/allocs.ts";
-import { allSchemas } from "../../../streams/index.ts";
+import { replayOvercommits } from "./capacity-check.ts";
 import { Scenario, serviceJob } from "./scenario.ts";
 
 const scenarios: Scenario[] = [];
@@ -73,18 +59,6 @@ async function historyOf(s: Scenario, id: string): Promise<HistoryEntry[]> {
   return res.body as HistoryEntry[];
 }
 
-/** The nodes whose live allocations exceed what they offer. */
-function overcommitted(nodes: Iterable<NodeRow>, allocsOn: (id: string) => readonly AllocRow[]): string[] {
-  const bad: string[] = [];
-  for (const n of nodes) {
-    const used: Usage = { cpu: 0, memoryMB: 0, diskMB: 0 };
-    for (const a of allocsOn(n.ID)) if (!isTerminalAlloc(a)) addUsage(used, allocUsage(a));
-    const dim = exhaustedDimension(nodeCapacity(n), used);
-    if (dim) bad.push(`${n.ID} ${dim}`);
-  }
-  return bad;
-}
-
 describe("preemption", () => {
   it("places a priority-100 system job on full nodes by evicting the priority-30 service allocations it needs", async () => {
     const s = await fullCluster();
@@ -130,21 +104,7 @@ describe("preemption", () => {
     expect(description.To).toBe(`Preempted by alloc ID ${evicted[0]!.PreemptedByAllocation}`);
 
     // No node is over capacity at any index of the log, and a replay rebuilds the same tables.
-    const projections = createProjections();
-    const replay = new Store({
-      log: s.server.log,
-      codec: new EnvelopeCodec(allSchemas),
-      projections: projections.all,
-      logger: pino({ level: "silent" }),
-    });
-    const violations: string[] = [];
-    for (let i = 1; i <= s.server.log.lastIndex(); i++) {
-      await replay.advanceTo(i);
-      for (const v of overcommitted(projections.tables.nodes.all(), (id) =>
-        projections.tables.allocs.by("node", id),
-      ))
-        violations.push(`#${i}: ${v}`);
-    }
+    const { violations, replay } = await replayOvercommits(s.server.log);
     expect(violations).toEqual([]);
     expect(replay.hash()).toBe(s.server.store.hash());
   });

@@ -1,9 +1,5 @@
-import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { createProjections } from "../../../projections/index.ts";
-import { EnvelopeCodec } from "../../../src/codec/envelope-codec.ts";
-import { Store } from "../../../src/store/store.ts";
-import { allSchemas } from "../../../streams/index.ts";
+import { replayStore } from "../../replay-store.ts";
 import { playWholeStory, Scenario } from "./scenario.ts";
 
 const scenarios: Scenario[] = [];
@@ -19,12 +15,7 @@ describe("replay", () => {
     expect(s.server.log.lastIndex()).toBeGreaterThan(50);
 
     const live = s.server.store.hash();
-    const fresh = new Store({
-      log: s.server.log,
-      codec: new EnvelopeCodec(allSchemas),
-      projections: createProjections().all,
-      logger: pino({ level: "silent" }),
-    });
+    const fresh = replayStore(s.server.log);
     await fresh.start();
     await fresh.caughtUp();
     expect(fresh.appliedIndex).toBe(s.server.store.appliedIndex);
