@@ -13,6 +13,7 @@ import type {
   UpdateStrategy,
 } from "../../streams/jobs.ts";
 import { withCanonicalScaling } from "./scaling-policy.ts";
+import { SERVER_FIELDS } from "./spec-changed.ts";
 
 /**
  * Nomad's job defaults: the api package's Canonicalize (what `nomad job run`
@@ -364,18 +365,11 @@ export function canonicalizeJob(input: unknown, ignored?: string[]): JobSpec {
   return withCanonicalScaling(spec as unknown as JobSpec);
 }
 
-/** Job fields checked for their kind but never taken from the caller. */
+/** Job fields checked for their kind but never taken from the caller: what the server decides, and what Nomad's agent does not take from a job. */
 const SERVER_DECIDED_JOB_FIELDS: ReadonlySet<string> = new Set([
+  ...SERVER_FIELDS,
   "ConsulToken",
   "VaultToken",
-  "Status",
-  "StatusDescription",
-  "Stable",
-  "Version",
-  "SubmitTime",
-  "CreateIndex",
-  "ModifyIndex",
-  "JobModifyIndex",
   "Reschedule",
   "Migrate",
 ]);

@@ -5,6 +5,7 @@
  * services of the group and of each task, the ports and networks the
  * server allocated, and the rules that turn them into an address and port.
  */
+import type { ServiceRegistrationSpec } from "../../streams/service-registrations.ts";
 
 /** A `service` block with `provider = "nomad"`, as the job carries it (before interpolation). */
 export interface SimService {
@@ -57,19 +58,8 @@ export interface SimNodeInfo {
   readonly IP: string;
 }
 
-/** Nomad's ServiceRegistration as a client sends it in ServiceRegistration.Upsert. */
-export interface ServiceRegistrationBody {
-  readonly ID: string;
-  readonly ServiceName: string;
-  readonly Namespace: string;
-  readonly NodeID: string;
-  readonly Datacenter: string;
-  readonly JobID: string;
-  readonly AllocID: string;
-  readonly Tags: readonly string[];
-  readonly Address: string;
-  readonly Port: number;
-}
+/** Nomad's ServiceRegistration as a client sends it in ServiceRegistration.Upsert: the server's spec, indexes aside. */
+export type ServiceRegistrationBody = ServiceRegistrationSpec;
 
 /** What of the allocation a registration and its interpolation read. */
 export interface SimServiceAlloc {
