@@ -137,6 +137,14 @@ describe("file log index files", () => {
       const dir = await makeLog(300);
       const segments = await segmentNames(dir);
       const why = await damage(dir, segments);
+      // verify names the index file's problem, and it is not damage to the log.
+      const verified = await verifyFileLog(dir);
+      expect(verified.healthy, what).toBe(true);
+      expect(
+        verified.segments.map((v) => v.indexFileProblem !== undefined),
+        what,
+      ).toEqual(segments.map((_, i) => i === 1));
+      expect(verified.segments[1]!.indexFileProblem, what).toMatch(why);
       const warnings = await openAndReadAll(dir, 300);
       expect(warnings, what).toHaveLength(1);
       expect(warnings[0], what).toMatchObject({
