@@ -20,9 +20,10 @@ export const DEFAULT_LOG_OPEN_SIZES_MB = [100, 1024, 5120] as const;
 
 /**
  * Grows one file log to each size in turn (MB, ascending) and measures its
- * open in a fresh process each time, with the page cache warm (the log was
- * just written): this is the CPU and syscall cost of open, not the disk's.
- * The log is removed afterwards.
+ * open in a fresh process each time. The log was just written, so as much
+ * of it as the page cache holds is read from memory; what it does not hold
+ * is read from the disk, which is part of what an open that reads the whole
+ * log costs. The log is removed afterwards.
  */
 export async function benchLogOpen(
   sizesMb: readonly number[],

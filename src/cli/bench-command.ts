@@ -68,8 +68,8 @@ a node class (Nomad then scores max(count, 100) nodes per placement).
 
 The file log open benchmark alone (--log-open): one file log grown to each
 size in turn (default 100, 1024 and 5120 MB of 1 KiB records; --log-sizes
-to change them), opened in a fresh process (median of three, page cache
-warm): the open alone, and the open plus reading the 10,000 records after
+to change them), opened in a fresh process (median of three, right
+after it was written): the open alone, and the open plus reading the 10,000 records after
 a snapshot near the end. Needs the largest size free in the temp dir;
 the log is removed afterwards.
 `;

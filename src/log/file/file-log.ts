@@ -123,8 +123,16 @@ export async function openFileLog(dir: string, options: FileLogOptions = {}): Pr
     for (const rebuilt of warnRebuiltIndexes(inspection, options.logger, "rewritten")) {
       const seg = segments.find((s) => s.path === rebuilt.file.path);
       if (!seg || seg === last) continue;
-      await writeSegmentIndex(seg.path, sealedFacts(seg), seg.index, indexInterval, sync);
-      changed = true;
+      try {
+        await writeSegmentIndex(seg.path, sealedFacts(seg), seg.index, indexInterval, sync);
+        changed = true;
+      } catch (err) {
+        // An index file is a cache: without it the next open reads the segment again.
+        options.logger?.warn(
+          { err, file: indexFilePath(seg.path) },
+          "file log: could not rewrite a sealed segment's index file",
+        );
+      }
     }
     if (changed && sync) await syncDirectory(abs);
     const activeHandle = last ? await open(last.path, "r+") : undefined;
