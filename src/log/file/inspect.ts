@@ -101,6 +101,10 @@ export async function inspectLog(dir: string, options: InspectOptions): Promise<
   const files = await listSegmentFiles(dir);
   const segments: InspectedSegment[] = [];
   let expectedFirst: number | undefined;
+  const indexFile =
+    options.sealed === "indexes"
+      ? readAhead(files.slice(0, -1), (f) => loadSegmentIndex(f, options.indexIntervalBytes))
+      : undefined;
   for (const [i, file] of files.entries()) {
     const last = i === files.length - 1;
     if (expectedFirst !== undefined && file.firstIndex !== expectedFirst) {
@@ -110,8 +114,8 @@ export async function inspectLog(dir: string, options: InspectOptions): Promise<
       return { segments, corrupt: { file: file.path, offset: 0, reason } };
     }
     let indexFileProblem: string | undefined;
-    if (!last && options.sealed === "indexes") {
-      const loaded = await loadSegmentIndex(file, options.indexIntervalBytes);
+    if (!last && indexFile) {
+      const loaded = await indexFile(i);
       if (!("problem" in loaded)) {
         const { records, byteLength, lastFrameOffset, index } = loaded;
         const scan = {
@@ -147,6 +151,27 @@ export async function inspectLog(dir: string, options: InspectOptions): Promise<
     expectedFirst = scan.firstIndex + scan.records;
   }
   return { segments };
+}
+
+/** Index files read ahead of the walk over the segments. */
+const READ_AHEAD = 8;
+
+/**
+ * `load` of each item, started up to READ_AHEAD items ahead of the one asked
+ * for (in order): on a cold disk each index file costs a few seeks, and
+ * overlapping them keeps open short when there are thousands of segments.
+ */
+function readAhead<T, R>(items: readonly T[], load: (item: T) => Promise<R>): (i: number) => Promise<R> {
+  const started: Promise<R>[] = [];
+  return (i) => {
+    for (let k = started.length; k < Math.min(items.length, i + READ_AHEAD); k++) {
+      const p = load(items[k]!);
+      // A walk that stops early (damage) never awaits the rest; their failures are not errors.
+      p.catch(() => undefined);
+      started.push(p);
+    }
+    return started[i]!;
+  };
 }
 
 function toLogProblem(file: string, p: ScanProblem): LogProblem {
