@@ -12,6 +12,7 @@ import { inFreshProcess } from "../bench/fresh-process.ts";
 import { benchHeartbeats } from "../bench/heartbeat-bench.ts";
 import { benchIdentity } from "../bench/identity-bench.ts";
 import { benchKafkaLog } from "../bench/kafka-log-bench.ts";
+import { benchLogOpen, DEFAULT_LOG_OPEN_SIZES_MB } from "../bench/log-open-bench.ts";
 import { benchPorts } from "../bench/ports-bench.ts";
 import { benchPreferences, flatPreferencesFigures } from "../bench/preferences-bench.ts";
 import { benchRegistration, type RegistrationBenchOptions } from "../bench/registration-bench.ts";
@@ -26,6 +27,7 @@ const USAGE = `Usage: chronomad bench [--json] [--eval-delete | --all]
        chronomad bench --registration [--vs URL] [--jobs N] [--concurrency C]
                        [--warmup N] [--fsync always|never] [--pause-broker] [--json]
        chronomad bench --preferences [--json]
+       chronomad bench --log-open [--log-sizes MB,MB,...] [--json]
 
 Runs chronomad's benchmarks (file log appends, replay, append-to-visible,
 filters, event stream, heartbeats, ACLs, scheduler, job registrations,
@@ -63,6 +65,13 @@ The placement preferences benchmark alone (--preferences): the plan of a
 job of 1,000 allocations over 5,000 nodes in four datacenters, computed
 with a count only, then with a spread over datacenters and an affinity to
 a node class (Nomad then scores max(count, 100) nodes per placement).
+
+The file log open benchmark alone (--log-open): one file log grown to each
+size in turn (default 100, 1024 and 5120 MB of 1 KiB records; --log-sizes
+to change them), opened in a fresh process (median of three, right
+after it was written): the open alone, and the open plus reading the 10,000 records after
+a snapshot near the end. Needs the largest size free in the temp dir;
+the log is removed afterwards.
 `;
 
 /**
@@ -90,6 +99,10 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
   }
   if (registration) {
     figures.registration = await benchRegistration({ ...registration, progress });
+    return report(figures, json, out, false);
+  }
+  if (parsed.logOpen) {
+    figures.log_open = await benchLogOpen(parsed.logOpen, progress);
     return report(figures, json, out, false);
   }
   if (preferences) {
@@ -173,6 +186,8 @@ interface BenchArgs {
   readonly preferences: boolean;
   /** Only the ports benchmark. */
   readonly ports: boolean;
+  /** Only the file log open benchmark, at these sizes (MB). */
+  readonly logOpen: readonly number[] | undefined;
 }
 
 /** The arguments, or what is wrong with them. */
@@ -185,18 +200,23 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
     "--pause-broker",
     "--preferences",
     "--ports",
+    "--log-open",
   ];
   const valued = ["--vs", "--jobs", "--concurrency", "--warmup", "--fsync"];
   const seen = new Set<string>();
   const values = new Map<string, string>();
+  let logSizes: string | undefined;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (flags.includes(a)) seen.add(a);
-    else if (valued.includes(a)) {
+    else if (a === "--log-sizes") {
+      logSizes = args[++i];
+      if (logSizes === undefined) return `${a} needs a value`;
+    } else if (valued.includes(a)) {
       const v = args[++i];
       if (v === undefined) return `${a} needs a value`;
       values.set(a, v);
-    } else return `unknown argument ${a} (known: ${[...flags, ...valued].join(", ")})`;
+    } else return `unknown argument ${a} (known: ${[...flags, ...valued, "--log-sizes"].join(", ")})`;
   }
   const count = (flag: string, least: number) => {
     const text = values.get(flag);
@@ -212,6 +232,10 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
   if (Number.isNaN(warmup)) return "--warmup takes a count (0 or more)";
   const fsync = values.get("--fsync");
   if (fsync !== undefined && fsync !== "always" && fsync !== "never") return "--fsync is always or never";
+  const sizes = logSizes?.split(",").map(Number) ?? [...DEFAULT_LOG_OPEN_SIZES_MB];
+  if (sizes.some((n) => !Number.isSafeInteger(n) || n < 1))
+    return "--log-sizes takes sizes in MB separated by commas, e.g. 100,1024";
+  if (logSizes !== undefined && !seen.has("--log-open")) return "--log-sizes is for --log-open";
   const url = values.get("--vs");
   const registrationOnly = seen.has("--registration") || url !== undefined;
   const registrationArgs = ["--pause-broker", ...valued].filter((a) => seen.has(a) || values.has(a));
@@ -225,6 +249,7 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
       : undefined,
     preferences: seen.has("--preferences") && !registrationOnly,
     ports: seen.has("--ports"),
+    logOpen: seen.has("--log-open") ? sizes : undefined,
   };
 }
 

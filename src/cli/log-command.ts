@@ -145,6 +145,8 @@ async function verify(dir: string, out: NodeJS.WritableStream): Promise<number> 
     const p = report.problem;
     const damaged = p?.file === s.file ? `  <- ${p.kind} at byte offset ${p.offset}` : "";
     out.write(`  ${basename(s.file)}  records ${range}  ${s.bytes} bytes${damaged}\n`);
+    if (s.indexFileProblem !== undefined)
+      out.write(`    index file: ${s.indexFileProblem} (rebuilt from the segment on the next open)\n`);
   }
   out.write(
     `segments: ${report.segments.length}, records: ${report.records}` +

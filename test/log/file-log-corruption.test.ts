@@ -2,7 +2,13 @@ import { appendFile, open, readFile, truncate, writeFile } from "node:fs/promise
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { LogError, type LogRecord } from "../../src/log/event-log.ts";
-import { type FileLog, openFileLog, repairFileLog, verifyFileLog } from "../../src/log/file/index.ts";
+import {
+  type FileLog,
+  type FileLogOptions,
+  openFileLog,
+  repairFileLog,
+  verifyFileLog,
+} from "../../src/log/file/index.ts";
 import { frameOffsets, hashDir, segmentNames } from "./segment-bytes.ts";
 import { tempDirs } from "./temp-dirs.ts";
 
@@ -46,8 +52,8 @@ async function flipByte(path: string, offset: number): Promise<void> {
   }
 }
 
-async function openError(dir: string): Promise<LogError> {
-  const err = await openFileLog(dir).then(
+async function openError(dir: string, options: FileLogOptions = {}): Promise<LogError> {
+  const err = await openFileLog(dir, options).then(
     async (log) => {
       await log.close();
       throw new Error("open() accepted a corrupt log");
@@ -59,7 +65,7 @@ async function openError(dir: string): Promise<LogError> {
 }
 
 describe("file log corruption", () => {
-  it("refuses a damaged record in a sealed segment, changes nothing, and can be repaired before it", async () => {
+  it("finds a damaged record in a sealed segment when it is read, and with verifyOnOpen full refuses it, changes nothing, and can be repaired before it", async () => {
     const dir = await makeLog(300);
     const names = await segmentNames(dir);
     expect(names.length).toBeGreaterThan(4);
@@ -70,7 +76,17 @@ describe("file log corruption", () => {
     await flipByte(seg.path, frame + 8 + Math.floor(payloadLength / 2));
 
     const before = await hashDir(dir);
-    const err = await openError(dir);
+    // A default open reads sealed segments' index files, not their records:
+    // the damage is reported by the read that reaches it.
+    const opened = await openFileLog(dir);
+    try {
+      expect(opened.lastIndex()).toBe(300);
+      await expect(readAllOf(opened)).rejects.toThrow(`${seg.path} at byte offset ${frame}`);
+    } finally {
+      await opened.close();
+    }
+    expect(await hashDir(dir)).toEqual(before);
+    const err = await openError(dir, { verifyOnOpen: "full" });
     expect(err.code).toBe("corrupt");
     expect(err.message).toContain(seg.path);
     expect(err.message).toContain(`byte offset ${frame}`);
@@ -114,7 +130,7 @@ describe("file log corruption", () => {
     const seg = await framesOf(dir, names[1]!);
     const frame = seg.offsets[3]!;
     await flipByte(seg.path, frame + 12);
-    await expect(openError(dir)).resolves.toMatchObject({ code: "corrupt" });
+    await expect(openError(dir, { verifyOnOpen: "full" })).resolves.toMatchObject({ code: "corrupt" });
     const log = await openFileLog(dir, { verifyOnOpen: "structure" });
     try {
       expect(log.lastIndex()).toBe(300);

@@ -1,3 +1,4 @@
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
@@ -63,6 +64,53 @@ describe("Store", () => {
     expect(a.table("namespaces").size).toBeGreaterThan(10);
     for (const s of [a, b, fromSnapshot]) await s.stop();
     await log.close();
+  });
+
+  it("starts from a snapshot reading only the log after it: a damaged record before it does not stop start-up", async () => {
+    const dir = await tempDir();
+    const logDir = join(dir, "log");
+    const log = await openFileLog(logDir, { fsync: "never", segmentBytes: 64 * 1024 });
+    await appendHistory(log, 0, 15_000);
+    const snapshots = new SnapshotFile(join(dir, "snap"), logger);
+    const before = await rebuild(log, { snapshots });
+    await before.snapshot();
+    await before.stop();
+    await appendHistory(log, 15_000, 20_000);
+    const expected = await rebuild(log);
+    const expectedHash = expected.hash();
+    await expected.stop();
+    await log.close();
+
+    // Damage a record well before the snapshot, in a sealed segment.
+    const segments = (await readdir(logDir)).filter((n) => n.endsWith(".seg")).sort();
+    expect(Number(segments[2]!.slice(0, 20))).toBeLessThan(15_000);
+    const damaged = join(logDir, segments[1]!);
+    const bytes = await readFile(damaged);
+    bytes[200] = bytes[200]! ^ 0x5a;
+    await writeFile(damaged, bytes);
+
+    const reads: { path: string; offset: number }[] = [];
+    const reopened = await openFileLog(logDir, {
+      fsync: "never",
+      onSegmentRead: (path, offset) => reads.push({ path, offset }),
+    });
+    try {
+      const restarted = await rebuild(reopened, { snapshots });
+      expect(restarted.appliedIndex).toBe(20_000);
+      expect(restarted.hash()).toBe(expectedHash);
+      await restarted.stop();
+      // Every segment read holds records after the snapshot.
+      const holdsAfterSnapshot = (path: string) => {
+        const i = segments.findIndex((n) => join(logDir, n) === path);
+        return i === segments.length - 1 || Number(segments[i + 1]!.slice(0, 20)) > 15_001;
+      };
+      expect(reads.length).toBeGreaterThan(0);
+      expect(reads.filter((r) => !holdsAfterSnapshot(r.path))).toEqual([]);
+      // Without the snapshot, the replay reaches the damage and stops.
+      await expect(rebuild(reopened)).rejects.toThrow(`${damaged} at byte offset`);
+    } finally {
+      await reopened.close();
+    }
   });
 
   it("reports the outcome of each record, rejections included", async () => {

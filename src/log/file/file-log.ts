@@ -10,11 +10,22 @@ import {
 } from "../event-log.ts";
 import { encodeCommit, recordsOfCommit } from "./commit-buffer.ts";
 import { encodeSegmentHeader, FRAME_HEADER_SIZE, MAX_RECORD_BYTES, segmentFileName } from "./format.ts";
-import { describeProblem, inspectLog } from "./inspect.ts";
-import { DEFAULT_INDEX_INTERVAL, DEFAULT_SEGMENT_BYTES, type FileLogOptions } from "./options.ts";
+import { describeProblem, inspectLog, warnRebuiltIndexes } from "./inspect.ts";
+import {
+  DEFAULT_INDEX_INTERVAL,
+  DEFAULT_SEGMENT_BYTES,
+  type FileLogOptions,
+  sealedCheck,
+} from "./options.ts";
 import { lockLogDirectory } from "./process-lock.ts";
 import { cutTornTail } from "./recovery.ts";
 import { syncDirectory } from "./segment-files.ts";
+import {
+  indexFilePath,
+  removeIfPresent,
+  removeLeftoverIndexTemps,
+  writeSegmentIndex,
+} from "./segment-index-file.ts";
 import { readSegment, type SegmentView } from "./segment-reader.ts";
 import { SparseIndex } from "./sparse-index.ts";
 import { tailFrom } from "./tail.ts";
@@ -28,6 +39,8 @@ export interface Segment {
   records: number;
   end: number;
   readonly index: SparseIndex;
+  /** Byte offset of the last durable frame (0 while there is none): what the segment's index file checks on open. */
+  lastFrameOffset: number;
 }
 
 /** Resolves a durable group's appenders and hands its records to the tail (or rejects them all). */
@@ -56,9 +69,13 @@ export function assertNotOpenHere(dir: string): void {
 
 /**
  * Opens (creating if needed) the file log in `dir`. Rejects with
- * LogError("corrupt") naming the file and byte offset if acknowledged data is
- * damaged, and then has changed nothing on disk. A torn tail (an append cut
- * short by a crash) is cut away with a warning.
+ * LogError("corrupt") naming the file and byte offset if acknowledged data
+ * that open reads is damaged, and then has changed nothing on disk. Open
+ * reads the last segment whole, but of each sealed segment only its index
+ * file (see FileLogOptions.verifyOnOpen): damage inside a sealed segment is
+ * found when its records are read, and by `chronomad log verify`. A missing
+ * or unusable index file is rebuilt from its segment, with a warning. A torn
+ * tail (an append cut short by a crash) is cut away with a warning.
  */
 export async function openFileLog(dir: string, options: FileLogOptions = {}): Promise<FileLog> {
   const abs = resolve(dir);
@@ -76,9 +93,10 @@ export async function openFileLog(dir: string, options: FileLogOptions = {}): Pr
       }
     }
     unlock = await lockLogDirectory(abs);
+    const indexInterval = options.indexIntervalBytes ?? DEFAULT_INDEX_INTERVAL;
     const inspection = await inspectLog(abs, {
-      verifySealed: (options.verifyOnOpen ?? "full") === "full",
-      indexIntervalBytes: options.indexIntervalBytes ?? DEFAULT_INDEX_INTERVAL,
+      sealed: sealedCheck(options.verifyOnOpen),
+      indexIntervalBytes: indexInterval,
     });
     if (inspection.corrupt) {
       throw new LogError(
@@ -87,15 +105,36 @@ export async function openFileLog(dir: string, options: FileLogOptions = {}): Pr
         "corrupt",
       );
     }
-    const segments: Segment[] = inspection.segments.map(({ file, scan, index }) => ({
+    const segments: Segment[] = inspection.segments.map(({ file, scan, index, lastFrameOffset }) => ({
       path: file.path,
       firstIndex: scan.firstIndex,
       records: scan.records,
       end: scan.validEnd,
       index,
+      lastFrameOffset,
     }));
     if (inspection.tornTail) await cutTornTail(abs, inspection.tornTail, segments, options.logger);
     const last = segments[segments.length - 1];
+    const sync = (options.fsync ?? "always") === "always";
+    let changed = (await removeLeftoverIndexTemps(abs)).length > 0;
+    // The active segment grows: an index file beside it (left when a newer
+    // segment was cut away) would describe a segment that no longer exists.
+    if (last) changed = (await removeIfPresent(indexFilePath(last.path))) || changed;
+    for (const rebuilt of warnRebuiltIndexes(inspection, options.logger, "rewritten")) {
+      const seg = segments.find((s) => s.path === rebuilt.file.path);
+      if (!seg || seg === last) continue;
+      try {
+        await writeSegmentIndex(seg.path, sealedFacts(seg), seg.index, indexInterval, sync);
+        changed = true;
+      } catch (err) {
+        // An index file is a cache: without it the next open reads the segment again.
+        options.logger?.warn(
+          { err, file: indexFilePath(seg.path) },
+          "file log: could not rewrite a sealed segment's index file",
+        );
+      }
+    }
+    if (changed && sync) await syncDirectory(abs);
     const activeHandle = last ? await open(last.path, "r+") : undefined;
     return new FileLog(dir, abs, options, segments, activeHandle, unlock!);
   } catch (err) {
@@ -235,6 +274,7 @@ export class FileLog implements EventLog {
       frameBytes += p.frameBytes;
       records += p.records.length;
     }
+    const lastRecordBytes = group[group.length - 1]!.records.at(-1)!.length;
     const firstIndex = this.nextIndex;
     const offset = this.writeEnd;
     this.nextIndex += records;
@@ -255,6 +295,7 @@ export class FileLog implements EventLog {
           seg.index.note(indexEntries[i]!, indexEntries[i + 1]!);
         seg.records += records;
         seg.end += frameBytes;
+        seg.lastFrameOffset = seg.end - FRAME_HEADER_SIZE - lastRecordBytes;
         this.durableLast = firstIndex + records - 1;
         let next = firstIndex;
         for (const p of group) {
@@ -310,6 +351,7 @@ export class FileLog implements EventLog {
       if (!this.syncEachCommit) await this.activeHandle.datasync();
       await this.activeHandle.close();
       this.activeHandle = undefined;
+      if (current) await this.writeIndexOf(current);
     }
     // The group ahead may be written but not yet published: nextIndex, not durableLast.
     const firstIndex = this.nextIndex;
@@ -333,10 +375,38 @@ export class FileLog implements EventLog {
       records: 0,
       end: header.length,
       index: new SparseIndex(this.indexInterval),
+      lastFrameOffset: 0,
     };
     this.segments.push(seg);
     this.writeEnd = seg.end;
     return seg;
+  }
+
+  /**
+   * Persists the index of the segment just sealed, before the next segment
+   * exists: a segment followed by another then always has its index file,
+   * unless a crash took it (it is rebuilt on open). The group ahead was
+   * published by now (publishing runs right after the next group's persist
+   * starts, and this runs after an await), so `seg` covers every byte
+   * written to it; if it somehow did not, no index is better than a wrong one.
+   * A failure here costs only a rebuild at the next open, not the append.
+   */
+  private async writeIndexOf(seg: Segment): Promise<void> {
+    if (seg.records === 0 || seg.end !== this.writeEnd) {
+      this.options.logger?.warn(
+        { file: indexFilePath(seg.path), records: seg.records, end: seg.end, written: this.writeEnd },
+        "file log: not writing the index of a segment whose records are not all published; the next open rebuilds it",
+      );
+      return;
+    }
+    try {
+      await writeSegmentIndex(seg.path, sealedFacts(seg), seg.index, this.indexInterval, this.syncEachCommit);
+    } catch (err) {
+      this.options.logger?.warn(
+        { err, file: indexFilePath(seg.path) },
+        "file log: could not write a sealed segment's index file; the next open rebuilds it",
+      );
+    }
   }
 
   async *read(fromIndex: number, options: ReadOptions = {}): AsyncIterable<LogRecord[]> {
@@ -414,6 +484,15 @@ export class FileLog implements EventLog {
       openDirs.delete(this.dir);
     }
   }
+}
+
+function sealedFacts(seg: Segment) {
+  return {
+    firstIndex: seg.firstIndex,
+    records: seg.records,
+    byteLength: seg.end,
+    lastFrameOffset: seg.lastFrameOffset,
+  };
 }
 
 async function writeFully(fh: FileHandle, buf: Uint8Array, position: number): Promise<void> {

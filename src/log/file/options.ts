@@ -20,21 +20,30 @@ export interface FileLogOptions {
    */
   readonly fsync?: "always" | "never";
   /**
-   * What open() checks in sealed segments. "full" (default) checks every
-   * record's CRC; "structure" checks only that frames tile each file. open()
-   * reads every byte of every segment either way (that is how the sparse index
-   * is rebuilt), and CRC-32C runs at about 1 GB/s, so full verification adds
-   * little to the cost of the reads themselves; "structure" is for very large
-   * logs on slow CPUs. The last segment is always CRC-checked because that is
-   * where torn writes are found.
+   * What open() reads of sealed segments (all but the last). "indexes"
+   * (default): only the index file each one got when it was sealed
+   * (segment-index-file.ts), checked against the segment's header, length
+   * and last record, so open time does not grow with the log; a missing or
+   * damaged index file is rebuilt from its segment with a warning. Records
+   * of sealed segments are then CRC-checked when they are read, and by
+   * `chronomad log verify`. "full" reads and CRC-checks every record of
+   * every segment (as open did before index files); "structure" reads every
+   * frame header but checks no CRC. The last segment is always read whole
+   * and CRC-checked because that is where torn writes are found.
    */
-  readonly verifyOnOpen?: "full" | "structure";
+  readonly verifyOnOpen?: "indexes" | "full" | "structure";
   /** Bytes of frames between two sparse-index entries. Default 32 KiB. */
   readonly indexIntervalBytes?: number;
   /** Receives warnings such as a torn tail cut away on open. */
   readonly logger?: WarnLogger;
   /** Sees every read of segment data made by read() and tail(); for tests and diagnostics. */
   readonly onSegmentRead?: ReadObserver;
+}
+
+/** What inspectLog reads of sealed segments for a verifyOnOpen setting. */
+export function sealedCheck(verifyOnOpen: FileLogOptions["verifyOnOpen"]): "indexes" | "crc" | "structure" {
+  if (verifyOnOpen === "full") return "crc";
+  return verifyOnOpen ?? "indexes";
 }
 
 export const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;

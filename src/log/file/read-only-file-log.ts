@@ -9,8 +9,8 @@ import {
   type ReadOptions,
 } from "../event-log.ts";
 import { HEADER_SIZE } from "./format.ts";
-import { describeProblem, inspectLog } from "./inspect.ts";
-import { DEFAULT_INDEX_INTERVAL, type FileLogOptions } from "./options.ts";
+import { describeProblem, inspectLog, warnRebuiltIndexes } from "./inspect.ts";
+import { DEFAULT_INDEX_INTERVAL, type FileLogOptions, sealedCheck } from "./options.ts";
 import { listSegmentFiles } from "./segment-files.ts";
 import { readSegment, type SegmentView } from "./segment-reader.ts";
 import { scanSegment } from "./segment-scan.ts";
@@ -34,7 +34,9 @@ export type ReadOnlyFileLogOptions = Pick<FileLogOptions, "verifyOnOpen" | "inde
  * thing. It sees the records up to the last complete frame whose CRC holds;
  * a torn or half-written tail (a live writer in the middle of an append, or
  * an append a crash cut short) is where it ends, not an error. Damage
- * before that is refused with LogError("corrupt").
+ * before that, in what open reads (the last segment whole, and the index
+ * files of sealed segments, rebuilt in memory from a segment whose index
+ * file is missing or unusable), is refused with LogError("corrupt").
  *
  * A directory that does not exist or holds no segment files is a
  * LogError("config") naming it: there is nothing to read, and most likely
@@ -51,7 +53,7 @@ export async function openFileLogReadOnly(
   }
   const indexInterval = options.indexIntervalBytes ?? DEFAULT_INDEX_INTERVAL;
   const inspection = await inspectLog(abs, {
-    verifySealed: (options.verifyOnOpen ?? "full") === "full",
+    sealed: sealedCheck(options.verifyOnOpen),
     indexIntervalBytes: indexInterval,
   });
   if (inspection.corrupt) {
@@ -60,6 +62,8 @@ export async function openFileLogReadOnly(
       "corrupt",
     );
   }
+  // A reader never writes: what open() of the writer would rewrite, it rebuilds in memory.
+  warnRebuiltIndexes(inspection, options.logger, "in memory only");
   const segments: KnownSegment[] = inspection.segments.map(({ file, scan, index }) => ({
     path: file.path,
     firstIndex: scan.firstIndex,

@@ -5,6 +5,7 @@ import { assertNotOpenHere } from "./file-log.ts";
 import { describeProblem } from "./inspect.ts";
 import { lockedByAnother } from "./process-lock.ts";
 import { listSegmentFiles, syncDirectory } from "./segment-files.ts";
+import { indexFilePath, removeIfPresent } from "./segment-index-file.ts";
 import { scanSegment } from "./segment-scan.ts";
 
 export interface RepairReport {
@@ -84,8 +85,15 @@ export async function repairFileLog(dir: string, truncateAfter: number): Promise
   // Newest first, so that a repair interrupted halfway still leaves a prefix
   // of the log behind, and running it again finishes the job.
   const removed = files.slice(keep + 1).reverse();
-  for (const f of removed) await unlink(f.path);
-  if (removed.length > 0) await syncDirectory(abs);
+  // A segment's index file goes before it, so that no index ever outlives its segment.
+  for (const f of removed) {
+    await removeIfPresent(indexFilePath(f.path));
+    await unlink(f.path);
+  }
+  // The segment kept last becomes the one appended to: its index file (if it was sealed) no longer holds.
+  const keptLast = files[keep]!;
+  const staleIndex = await removeIfPresent(indexFilePath(keptLast.path));
+  if (removed.length > 0 || staleIndex) await syncDirectory(abs);
   let truncated: RepairReport["truncated"];
   if (cut && cut.fileSize > cut.validEnd) {
     const fh = await open(cut.file, "r+");

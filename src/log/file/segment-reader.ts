@@ -42,6 +42,14 @@ export async function* readSegment(
     while (index <= stop) {
       let buf = file.peek(pos, FRAME_HEADER_SIZE) ?? (await file.at(pos, FRAME_HEADER_SIZE));
       const length = buf.readUInt32LE(pos - file.chunkStart());
+      // Open no longer walks sealed segments' frames (their index files
+      // stand in for that), so a damaged length is first met here.
+      if (length > seg.end - pos - FRAME_HEADER_SIZE) {
+        throw new LogError(
+          `${seg.path} at byte offset ${pos} (record ${index}): frame length ${length} runs past the end of the segment`,
+          "corrupt",
+        );
+      }
       if (index >= from) {
         buf = file.peek(pos, FRAME_HEADER_SIZE + length) ?? (await file.at(pos, FRAME_HEADER_SIZE + length));
         const at = pos - file.chunkStart();

@@ -14,6 +14,22 @@ export class SparseIndex {
 
   constructor(private readonly intervalBytes: number) {}
 
+  /** An index restored from its entries (as `entries()` gave them): a sealed segment's, read from its index file. */
+  static of(intervalBytes: number, indexes: readonly number[], offsets: readonly number[]): SparseIndex {
+    const index = new SparseIndex(intervalBytes);
+    for (const [i, n] of indexes.entries()) {
+      index.indexes.push(n);
+      index.offsets.push(offsets[i]!);
+    }
+    index.lastOffset = offsets.at(-1) ?? Number.NEGATIVE_INFINITY;
+    return index;
+  }
+
+  /** Every entry, in order: what a sealed segment's index file holds. */
+  entries(): { readonly indexes: readonly number[]; readonly offsets: readonly number[] } {
+    return { indexes: this.indexes, offsets: this.offsets };
+  }
+
   /** Offers the frame of `index` at byte `offset`; frames must be offered in order. */
   note(index: number, offset: number): void {
     if (offset - this.lastOffset < this.intervalBytes) return;

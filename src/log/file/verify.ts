@@ -1,6 +1,8 @@
 import { basename, resolve } from "node:path";
 import { describeProblem, inspectLog, type LogProblem } from "./inspect.ts";
 import { DEFAULT_INDEX_INTERVAL } from "./options.ts";
+import { listSegmentFiles } from "./segment-files.ts";
+import { loadSegmentIndex } from "./segment-index-file.ts";
 
 export interface VerifiedSegment {
   readonly file: string;
@@ -8,6 +10,13 @@ export interface VerifiedSegment {
   /** Valid records (up to the problem, for the segment that has one). */
   readonly records: number;
   readonly bytes: number;
+  /**
+   * For a sealed segment (all but the last): why its index file cannot be
+   * used ("missing", a checksum mismatch, a segment it no longer matches),
+   * or undefined when it can. The next open rebuilds it; it is not damage to
+   * the log.
+   */
+  readonly indexFileProblem?: string;
 }
 
 export interface VerifyReport {
@@ -34,15 +43,23 @@ export interface VerifyReport {
 export async function verifyFileLog(dir: string): Promise<VerifyReport> {
   const abs = resolve(dir);
   const inspection = await inspectLog(abs, {
-    verifySealed: true,
+    sealed: "crc",
     indexIntervalBytes: DEFAULT_INDEX_INTERVAL,
   });
-  const segments = inspection.segments.map(({ file, scan }) => ({
-    file: file.path,
-    firstIndex: scan.firstIndex,
-    records: scan.records,
-    bytes: scan.fileSize,
-  }));
+  const segments: VerifiedSegment[] = [];
+  const files = (await listSegmentFiles(abs)).length;
+  for (const [i, { file, scan }] of inspection.segments.entries()) {
+    // Only sealed segments (all but the last file) have index files.
+    const sealed = i < files - 1;
+    const loaded = sealed && !scan.problem ? await loadSegmentIndex(file, DEFAULT_INDEX_INTERVAL) : undefined;
+    segments.push({
+      file: file.path,
+      firstIndex: scan.firstIndex,
+      records: scan.records,
+      bytes: scan.fileSize,
+      ...(loaded && "problem" in loaded ? { indexFileProblem: loaded.problem } : {}),
+    });
+  }
   const records = segments.reduce((n, s) => n + s.records, 0);
   const firstIndex = segments[0]?.firstIndex ?? 1;
   const base = { dir: abs, segments, records, firstIndex, lastIndex: firstIndex + records - 1 };
