@@ -1,0 +1,2 @@
+export { EsdbLog, type EsdbLogOptions, openEsdbLog } from "./esdb-log.ts";
+export { DEFAULT_ESDB_STREAM, type EsdbLogAddress, parseEsdbUrl } from "./esdb-url.ts";
