@@ -3,22 +3,24 @@ import { pino } from "pino";
 import { createProjections } from "../../projections/index.ts";
 import { allSchemas } from "../../streams/index.ts";
 import { EnvelopeCodec } from "../codec/envelope-codec.ts";
-import { type EventLog, LogError } from "../log/event-log.ts";
+import { parseEsdbUrl } from "../log/esdb/index.ts";
+import { type EventLog, LogError, type LogRecord } from "../log/event-log.ts";
 import { fileLogDir, openLog } from "../log/open-log.ts";
 import { StateAt } from "../store/state-at.ts";
 import { Progress } from "./progress.ts";
 
 const USAGE = `Usage: chronomad replay --from <log-url> --to <log-url> [--until-index N] [--verify]
 
-Copies a cluster's history into another log (file:DIR, kafka://host:port/topic),
-record for record, so that a server started on the copy rebuilds the same
-state. Interrupted copies resume where the target ends, after checking that
+Copies a cluster's history into another log (file:DIR, kafka://host:port/topic,
+esdb://host:port?tls=false[&stream=NAME]), record for record, between any two
+of them, so that a server started on the copy rebuilds the same state. Interrupted copies resume where the target ends, after checking that
 the target is a prefix of the source.
 
 The source is opened read-only: it may be a file log a running server holds
 (the copy takes the records up to its last complete one and never locks,
 repairs or writes to it). A source that does not exist (a missing directory,
-one without segment files, a Kafka topic that is not there) is an error.
+one without segment files, a Kafka topic or EventStoreDB stream that is not
+there) is an error.
 
   --from URL          the log to read
   --to URL            the log to write (empty, or an earlier copy of --from)
@@ -30,6 +32,10 @@ one without segment files, a Kafka topic that is not there) is an error.
 `;
 
 const BATCH = 4096;
+// Bytes per append to the target: under EventStoreDB's default MaxAppendSize
+// (1 MiB) and Kafka's default message.max.bytes, which a whole read batch of
+// large records would exceed. A single larger record still goes alone.
+const APPEND_BYTES = 512 * 1024;
 
 /** `chronomad replay`: resolves with the exit code (0 done, 1 refused or mismatch, 2 usage). */
 export async function runReplay(args: readonly string[], out: NodeJS.WritableStream): Promise<number> {
@@ -103,6 +109,15 @@ export async function runReplay(args: readonly string[], out: NodeJS.WritableStr
 /** Whether two log URLs name one log: the same string, or two spellings of one file log directory. */
 function sameLog(a: string, b: string): boolean {
   if (a === b) return true;
+  if (a.startsWith("esdb://") && b.startsWith("esdb://")) {
+    try {
+      const [x, y] = [parseEsdbUrl(a), parseEsdbUrl(b)];
+      const nodes = (address: typeof x) => address.connectionString.replace(/\?.*$/, "");
+      return x.stream === y.stream && nodes(x) === nodes(y);
+    } catch {
+      return false;
+    }
+  }
   if (!a.startsWith("file:") || !b.startsWith("file:")) return false;
   try {
     return fileLogDir(a) === fileLogDir(b);
@@ -134,19 +149,39 @@ async function copy(source: EventLog, target: EventLog, until: number, out: Node
   const progress = new Progress("replay", until - start, out);
   let next = start + 1;
   for await (const batch of source.read(next, { maxBatch: BATCH, untilIndex: until })) {
-    const { first } = await target.append(batch.map((r) => r.bytes));
-    // Indexes must line up one to one; anyone else writing to the target breaks that.
-    if (first !== next)
-      throw new LogError(
-        `target gave index ${first} to source record ${next}: is something else writing to it?`,
-        "range",
-      );
-    next += batch.length;
-    progress.advance(batch.length);
+    for (const run of byteBoundedRuns(batch, APPEND_BYTES)) {
+      const { first } = await target.append(run.map((r) => r.bytes));
+      // Indexes must line up one to one; anyone else writing to the target breaks that.
+      if (first !== next)
+        throw new LogError(
+          `target gave index ${first} to source record ${next}: is something else writing to it?`,
+          "range",
+        );
+      next += run.length;
+      progress.advance(run.length);
+    }
   }
   progress.done();
   out.write(`replay: copied ${next - 1 - start} records; the target ends at index ${target.lastIndex()}\n`);
   return next - 1;
+}
+
+/** Consecutive runs of `records` of at most `maxBytes` each (a larger record alone). */
+export function byteBoundedRuns(records: readonly LogRecord[], maxBytes: number): LogRecord[][] {
+  const runs: LogRecord[][] = [];
+  let run: LogRecord[] = [];
+  let bytes = 0;
+  for (const record of records) {
+    if (run.length > 0 && bytes + record.bytes.byteLength > maxBytes) {
+      runs.push(run);
+      run = [];
+      bytes = 0;
+    }
+    run.push(record);
+    bytes += record.bytes.byteLength;
+  }
+  if (run.length > 0) runs.push(run);
+  return runs;
 }
 
 async function recordAt(log: EventLog, index: number): Promise<Uint8Array | undefined> {
