@@ -29,7 +29,9 @@ class SoleElection extends SoleLeadership implements Election {
 /**
  * The election a log calls for: servers sharing a Kafka log elect a leader
  * through a consumer group beside it; a server alone on its log (file,
- * memory) leads itself.
+ * memory) leads itself. So does a server on an EventStoreDB stream: there is
+ * no election on esdb, one server per stream, and the log itself refuses the
+ * appends of a second server on the stream (src/log/esdb/esdb-errors.ts).
  */
 export function openElection(config: ServerConfig, logger: Logger, heldEpoch: () => number): Election {
   if (!config.log.startsWith("kafka://")) return new SoleElection(config.serverName);
