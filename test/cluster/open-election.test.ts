@@ -32,6 +32,16 @@ describe("openElection", () => {
     ]);
   });
 
+  it("leads itself on an EventStoreDB stream: there is no election on esdb, one server per stream", async () => {
+    const config = await loadConfig(["--log", "esdb://127.0.0.1:2113?tls=false"], {});
+    const election = openElection(config, logger, () => 0);
+    expect(election).not.toBeInstanceOf(KafkaLeadership);
+    expect(election.exclusive).toBe(true);
+    await election.join("127.0.0.1:4646");
+    expect(election.isLeader()).toBe(true);
+    await election.close();
+  });
+
   it("refuses a log topic too long to name its leader topic", async () => {
     const config = await loadConfig(["--log", `kafka://127.0.0.1:9092/${"t".repeat(245)}`], {});
     expect(() => openElection(config, logger, () => 0)).toThrow(/too long to name its leader topic/);

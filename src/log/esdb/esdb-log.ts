@@ -147,6 +147,7 @@ export class EsdbLog implements EventLog {
       this.reads.add(stream);
       const chunkEnd = next + count;
       let batch: LogRecord[] = [];
+      let finished = false;
       try {
         for await (const resolved of stream) {
           batch.push(this.recordOf(resolved, next));
@@ -156,13 +157,14 @@ export class EsdbLog implements EventLog {
             batch = [];
           }
         }
+        finished = true;
       } catch (error) {
         if (this.closing) throw new LogError(`${this.url} was closed during a read`, "closed");
         throw esdbLogError(error, this.url, this.address.stream, "read");
       } finally {
         this.reads.delete(stream);
         // Stops the server's cursor when the caller leaves the loop early.
-        if (next <= until) await stream.cancel().catch(() => undefined);
+        if (!finished) await stream.cancel().catch(() => undefined);
       }
       if (batch.length > 0) yield batch;
       if (this.closing) throw new LogError(`${this.url} was closed during a read`, "closed");
