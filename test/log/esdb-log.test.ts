@@ -1,9 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { type AddressInfo, createServer } from "node:net";
-import { MaxAppendSizeExceededError, NO_STREAM, WrongExpectedVersionError } from "@eventstore/db-client";
+import {
+  DeadlineExceededError,
+  MaxAppendSizeExceededError,
+  NO_STREAM,
+  UnavailableError,
+  WrongExpectedVersionError,
+} from "@eventstore/db-client";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { esdbLogError } from "../../src/log/esdb/esdb-errors.ts";
+import { esdbLogError, isLostAnswer } from "../../src/log/esdb/esdb-errors.ts";
 import { type EsdbLog, openEsdbLog } from "../../src/log/esdb/esdb-log.ts";
 import { expectedRevisionAfter, indexToRevision, revisionToIndex } from "../../src/log/esdb/esdb-revision.ts";
 import { DEFAULT_ESDB_STREAM, parseEsdbUrl } from "../../src/log/esdb/esdb-url.ts";
@@ -132,6 +138,16 @@ describe("EventStoreDB errors as LogErrors", () => {
     expect(down.message).toBe(`${url}: read of stream s failed: 14 UNAVAILABLE: No connection established`);
     const same = new LogError("x", "closed");
     expect(esdbLogError(same, url, "s", "read")).toBe(same);
+  });
+
+  it("sends again only appends whose answer may have been lost", () => {
+    expect(isLostAnswer(new UnavailableError())).toBe(true);
+    expect(isLostAnswer(new DeadlineExceededError())).toBe(true);
+    expect(
+      isLostAnswer(new WrongExpectedVersionError(undefined, { streamName: "s", expected: 1n, current: 2n })),
+    ).toBe(false);
+    expect(isLostAnswer(MaxAppendSizeExceededError.fromMaxAppendSize(1))).toBe(false);
+    expect(isLostAnswer(new Error("14 UNAVAILABLE"))).toBe(false);
   });
 });
 

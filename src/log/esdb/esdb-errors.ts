@@ -1,8 +1,10 @@
 import {
   AccessDeniedError,
+  DeadlineExceededError,
   MaxAppendSizeExceededError,
   StreamDeletedError,
   StreamNotFoundError,
+  UnavailableError,
   WrongExpectedVersionError,
 } from "@eventstore/db-client";
 import { LogError } from "../event-log.ts";
@@ -63,4 +65,12 @@ export function esdbLogError(error: unknown, url: string, stream: string, during
   }
   const message = error instanceof Error ? error.message : String(error);
   return Object.assign(new LogError(`${url}: ${during} of stream ${stream} failed: ${message}`, "io"), cause);
+}
+
+/**
+ * Whether an append may have been written though its answer never came (the
+ * node went away, or the deadline passed): the cases worth sending again.
+ */
+export function isLostAnswer(error: unknown): boolean {
+  return error instanceof UnavailableError || error instanceof DeadlineExceededError;
 }

@@ -19,7 +19,7 @@ import {
   type ReadOptions,
 } from "../event-log.ts";
 import { GroupCommit } from "../kafka/group-commit.ts";
-import { esdbLogError } from "./esdb-errors.ts";
+import { esdbLogError, isLostAnswer } from "./esdb-errors.ts";
 import { expectedRevisionAfter, indexToRevision, revisionToIndex } from "./esdb-revision.ts";
 import { type EsdbLogAddress, parseEsdbUrl } from "./esdb-url.ts";
 
@@ -40,6 +40,12 @@ const READ_CHUNK = 4096;
 // builds an append the server refuses; a single larger batch still goes whole.
 const MAX_BATCH_BYTES = 900 * 1024;
 const MAX_BATCH_RECORDS = 4096;
+// An append whose answer was lost may have been written. Sent again with the
+// same event IDs and expected revision, EventStoreDB answers success without
+// writing twice (idempotent appends), so a lost answer costs a retry, not a
+// conflict that would stop this server's appends until a restart.
+const APPEND_ATTEMPTS = 3;
+const RETRY_DELAY_MS = 250;
 
 /**
  * Opens the log kept in one EventStoreDB stream:
@@ -251,18 +257,25 @@ export class EsdbLog implements EventLog {
 
   private async send(records: readonly Buffer[]): Promise<number> {
     const after = this.written;
+    // Event IDs are fixed here, once: a retry sends the very same events.
+    const events = records.map((data) => binaryEvent({ type: ESDB_EVENT_TYPE, data }));
     let last: number;
-    try {
-      const result = await this.client.appendToStream(
-        this.address.stream,
-        records.map((data) => binaryEvent({ type: ESDB_EVENT_TYPE, data })),
-        { expectedRevision: expectedRevisionAfter(after) },
-      );
-      last = revisionToIndex(result.nextExpectedRevision);
-    } catch (error) {
-      const mapped = esdbLogError(error, this.url, this.address.stream, "append");
-      if (mapped.code === "config") this.logger?.error({ err: mapped }, "EventStoreDB log append refused");
-      throw mapped;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await this.client.appendToStream(this.address.stream, events, {
+          expectedRevision: expectedRevisionAfter(after),
+        });
+        last = revisionToIndex(result.nextExpectedRevision);
+        break;
+      } catch (error) {
+        if (attempt < APPEND_ATTEMPTS && isLostAnswer(error) && !this.closing) {
+          await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS * attempt));
+          continue;
+        }
+        const mapped = esdbLogError(error, this.url, this.address.stream, "append");
+        if (mapped.code === "config") this.logger?.error({ err: mapped }, "EventStoreDB log append refused");
+        throw mapped;
+      }
     }
     if (last !== after + records.length) {
       throw new LogError(
