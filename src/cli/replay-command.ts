@@ -3,7 +3,7 @@ import { pino } from "pino";
 import { createProjections } from "../../projections/index.ts";
 import { allSchemas } from "../../streams/index.ts";
 import { EnvelopeCodec } from "../codec/envelope-codec.ts";
-import { parseEsdbUrl } from "../log/esdb/index.ts";
+import { ESDB_APPEND_LIMITS, ESDB_EVENT_OVERHEAD, EsdbLog, parseEsdbUrl } from "../log/esdb/index.ts";
 import { type EventLog, LogError, type LogRecord } from "../log/event-log.ts";
 import { fileLogDir, openLog } from "../log/open-log.ts";
 import { StateAt } from "../store/state-at.ts";
@@ -32,10 +32,6 @@ there) is an error.
 `;
 
 const BATCH = 4096;
-// Bytes per append to the target: under EventStoreDB's default MaxAppendSize
-// (1 MiB) and Kafka's default message.max.bytes, which a whole read batch of
-// large records would exceed. A single larger record still goes alone.
-const APPEND_BYTES = 512 * 1024;
 
 /** `chronomad replay`: resolves with the exit code (0 done, 1 refused or mismatch, 2 usage). */
 export async function runReplay(args: readonly string[], out: NodeJS.WritableStream): Promise<number> {
@@ -149,7 +145,7 @@ async function copy(source: EventLog, target: EventLog, until: number, out: Node
   const progress = new Progress("replay", until - start, out);
   let next = start + 1;
   for await (const batch of source.read(next, { maxBatch: BATCH, untilIndex: until })) {
-    for (const run of byteBoundedRuns(batch, APPEND_BYTES)) {
+    for (const run of appendRuns(batch, target)) {
       const { first } = await target.append(run.map((r) => r.bytes));
       // Indexes must line up one to one; anyone else writing to the target breaks that.
       if (first !== next)
@@ -166,19 +162,36 @@ async function copy(source: EventLog, target: EventLog, until: number, out: Node
   return next - 1;
 }
 
-/** Consecutive runs of `records` of at most `maxBytes` each (a larger record alone). */
-export function byteBoundedRuns(records: readonly LogRecord[], maxBytes: number): LogRecord[][] {
+/**
+ * How a read batch is appended to the target: whole (one append, one
+ * fsync for a file log), except to EventStoreDB, where an append is one
+ * appendToStream call that the server refuses past its MaxAppendSize.
+ */
+function appendRuns(batch: LogRecord[], target: EventLog): LogRecord[][] {
+  if (!(target instanceof EsdbLog)) return [batch];
+  return boundedRuns(batch, { ...ESDB_APPEND_LIMITS, overheadPerRecord: ESDB_EVENT_OVERHEAD });
+}
+
+/**
+ * Consecutive runs of `records`, each within `maxBatchBytes` (counting
+ * `overheadPerRecord` for each) and `maxBatchRecords`; a larger record alone.
+ */
+export function boundedRuns(
+  records: readonly LogRecord[],
+  limits: { maxBatchBytes: number; maxBatchRecords: number; overheadPerRecord: number },
+): LogRecord[][] {
   const runs: LogRecord[][] = [];
   let run: LogRecord[] = [];
   let bytes = 0;
   for (const record of records) {
-    if (run.length > 0 && bytes + record.bytes.byteLength > maxBytes) {
+    const size = record.bytes.byteLength + limits.overheadPerRecord;
+    if (run.length > 0 && (bytes + size > limits.maxBatchBytes || run.length === limits.maxBatchRecords)) {
       runs.push(run);
       run = [];
       bytes = 0;
     }
     run.push(record);
-    bytes += record.bytes.byteLength;
+    bytes += size;
   }
   if (run.length > 0) runs.push(run);
   return runs;

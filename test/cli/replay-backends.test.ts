@@ -4,7 +4,7 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { mixedHistory } from "../../src/bench/mixed-history.ts";
-import { byteBoundedRuns, runReplay } from "../../src/cli/replay-command.ts";
+import { boundedRuns, runReplay } from "../../src/cli/replay-command.ts";
 import { EnvelopeCodec } from "../../src/codec/envelope-codec.ts";
 import type { LogRecord } from "../../src/log/event-log.ts";
 import { openLog } from "../../src/log/open-log.ts";
@@ -127,12 +127,18 @@ describe("chronomad replay between backends", () => {
   });
 });
 
-describe("byte-bounded appends", () => {
+describe("bounded appends (to EventStoreDB)", () => {
   const rec = (index: number, size: number): LogRecord => ({ index, bytes: new Uint8Array(size) });
-  it("splits a batch into runs under the limit, in order, a larger record alone", () => {
-    const runs = byteBoundedRuns([rec(1, 40), rec(2, 40), rec(3, 40), rec(4, 150), rec(5, 10)], 100);
-    expect(runs.map((r) => r.map((x) => x.index))).toEqual([[1, 2], [3], [4], [5]]);
-    expect(byteBoundedRuns([], 100)).toEqual([]);
+  const ids = (runs: LogRecord[][]) => runs.map((r) => r.map((x) => x.index));
+  it("splits a batch into runs within the byte and record limits, in order, a larger record alone", () => {
+    const limits = { maxBatchBytes: 100, maxBatchRecords: 10, overheadPerRecord: 5 };
+    const batch = [rec(1, 40), rec(2, 40), rec(3, 40), rec(4, 150), rec(5, 10)];
+    expect(ids(boundedRuns(batch, limits))).toEqual([[1, 2], [3], [4], [5]]);
+    // 35 bytes each with the overhead: two fit in 100, three (105) do not.
+    expect(ids(boundedRuns([rec(1, 30), rec(2, 30), rec(3, 30)], limits))).toEqual([[1, 2], [3]]);
+    const many = Array.from({ length: 5 }, (_, i) => rec(i + 1, 0));
+    expect(ids(boundedRuns(many, { ...limits, maxBatchRecords: 2 }))).toEqual([[1, 2], [3, 4], [5]]);
+    expect(boundedRuns([], limits)).toEqual([]);
   });
 });
 

@@ -36,10 +36,16 @@ const DEFAULT_READ_BATCH = 1024;
 // One readStream call per chunk, so a long read holds no server-side cursor
 // for long and a slow consumer does not buffer the whole stream.
 const READ_CHUNK = 4096;
-// Below EventStoreDB's default MaxAppendSize (1 MiB), so group commit never
-// builds an append the server refuses; a single larger batch still goes whole.
-const MAX_BATCH_BYTES = 900 * 1024;
-const MAX_BATCH_RECORDS = 4096;
+/**
+ * What one append may hold so that EventStoreDB's default MaxAppendSize
+ * (1 MiB) takes it: the server counts each event's whole message (ID, type,
+ * content type: about 100 bytes) besides its data, which group commit's own
+ * accounting (24 bytes a record) does not, hence the margin. A single
+ * caller's larger batch still goes whole (and may be refused, saying so).
+ */
+export const ESDB_APPEND_LIMITS = { maxBatchBytes: 640 * 1024, maxBatchRecords: 2048 } as const;
+/** Bytes EventStoreDB counts per event besides its data, rounded up. */
+export const ESDB_EVENT_OVERHEAD = 128;
 // An append whose answer was lost may have been written. Sent again with the
 // same event IDs and expected revision, EventStoreDB answers success without
 // writing twice (idempotent appends), so a lost answer costs a retry, not a
@@ -120,10 +126,7 @@ export class EsdbLog implements EventLog {
     this.url = address.display;
     this.written = last;
     this.high = last;
-    this.commit = new GroupCommit((records) => this.send(records), {
-      maxBatchBytes: MAX_BATCH_BYTES,
-      maxBatchRecords: MAX_BATCH_RECORDS,
-    });
+    this.commit = new GroupCommit((records) => this.send(records), ESDB_APPEND_LIMITS);
   }
 
   /** The stream holding the log. */
