@@ -243,7 +243,7 @@ const SETTINGS: readonly Setting[] = [
     name: "leader_session_timeout",
     kind: "duration",
     default: "6s",
-    help: "with a shared (Kafka) log: how long the leader may go unheard before another takes over",
+    help: "with a shared (Kafka, EventStoreDB) log: how long the leader may go unheard before another takes over",
   },
   {
     name: "shutdown_grace",

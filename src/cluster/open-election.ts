@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import type { Logger } from "pino";
 import type { ServerConfig } from "../config.ts";
 import { type Leadership, SoleLeadership } from "../leadership.ts";
+import { EsdbLeadership } from "./esdb-leadership.ts";
 import { KafkaLeadership } from "./kafka-leadership.ts";
 
 /** A Leadership the server starts once it knows its address, and leaves at shutdown. */
@@ -28,18 +29,26 @@ class SoleElection extends SoleLeadership implements Election {
 
 /**
  * The election a log calls for: servers sharing a Kafka log elect a leader
- * through a consumer group beside it; a server alone on its log (file,
- * memory) leads itself. So does a server on an EventStoreDB stream: there is
- * no election on esdb, one server per stream, and the log itself refuses the
- * appends of a second server on the stream (src/log/esdb/esdb-errors.ts).
+ * through a consumer group beside it, servers sharing an EventStoreDB stream
+ * through a lease stream beside it; a server alone on its log (file,
+ * memory) leads itself.
  */
 export function openElection(config: ServerConfig, logger: Logger, heldEpoch: () => number): Election {
+  const election = logger.child({ component: "election" });
+  if (config.log.startsWith("esdb://")) {
+    return new EsdbLeadership({
+      logUrl: config.log,
+      serverName: config.serverName,
+      sessionTimeoutMs: config.leaderSessionTimeout,
+      logger: election,
+    });
+  }
   if (!config.log.startsWith("kafka://")) return new SoleElection(config.serverName);
   return new KafkaLeadership({
     logUrl: config.log,
     serverName: config.serverName,
     sessionTimeoutMs: config.leaderSessionTimeout,
-    logger: logger.child({ component: "election" }),
+    logger: election,
     heldEpoch,
   });
 }

@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
+import { EsdbLeadership } from "../../src/cluster/esdb-leadership.ts";
 import { KafkaLeadership } from "../../src/cluster/kafka-leadership.ts";
 import { advertisedAddress, openElection } from "../../src/cluster/open-election.ts";
 import { loadConfig } from "../../src/config.ts";
@@ -32,13 +33,14 @@ describe("openElection", () => {
     ]);
   });
 
-  it("leads itself on an EventStoreDB stream: there is no election on esdb, one server per stream", async () => {
+  it("elects through a lease beside the stream for an esdb:// log", async () => {
     const config = await loadConfig(["--log", "esdb://127.0.0.1:2113?tls=false"], {});
     const election = openElection(config, logger, () => 0);
-    expect(election).not.toBeInstanceOf(KafkaLeadership);
-    expect(election.exclusive).toBe(true);
-    await election.join("127.0.0.1:4646");
-    expect(election.isLeader()).toBe(true);
+    expect(election).toBeInstanceOf(EsdbLeadership);
+    expect(election.exclusive).toBe(false);
+    // Not joined yet: no leader known, and this server does not lead.
+    expect(election.isLeader()).toBe(false);
+    expect(election.leaderAddress()).toBe("");
     await election.close();
   });
 

@@ -18,19 +18,17 @@ export function esdbLogError(error: unknown, url: string, stream: string, during
   if (error instanceof LogError) return error;
   const cause = { cause: error };
   if (error instanceof WrongExpectedVersionError) {
-    // This server appends only after the last record it wrote or found at
-    // open; a stream that moved on was written by someone else, or by an
-    // earlier append of ours whose answer was lost. Either way nothing of
-    // this batch was written, and none of its records is interleaved.
+    // The log retries a conflict after the stream's new end (another
+    // server appended); this is what is left when that kept failing.
+    // Nothing of this batch was written, and none of its records is interleaved.
     const expected = error.expectedVersion === "no_stream" ? "empty" : `at revision ${error.expectedVersion}`;
     const actual = error.actualVersion === "no_stream" ? "absent" : `at revision ${error.actualVersion}`;
     return Object.assign(
       new LogError(
         `${url}: stream ${stream} is ${actual}, not ${expected} as this server last saw it: ` +
-          "another server is appending to it (several servers on one EventStoreDB stream are not " +
-          "supported: there is no leader election on esdb), or an earlier append's answer was lost. " +
-          "Nothing of this batch was appended; restart the server to continue from the stream's end",
-        "config",
+          "other servers kept appending to it before this server's append could land. " +
+          "Nothing of this batch was appended; send it again",
+        "io",
       ),
       cause,
     );

@@ -8,6 +8,7 @@ import {
   type StreamingRead,
   StreamNotFoundError,
   type StreamSubscription,
+  WrongExpectedVersionError,
 } from "@eventstore/db-client";
 import type { Logger } from "pino";
 import { Observable, type Subscriber } from "rxjs";
@@ -48,10 +49,12 @@ export const ESDB_APPEND_LIMITS = { maxBatchBytes: 640 * 1024, maxBatchRecords: 
 export const ESDB_EVENT_OVERHEAD = 128;
 // An append whose answer was lost may have been written. Sent again with the
 // same event IDs and expected revision, EventStoreDB answers success without
-// writing twice (idempotent appends), so a lost answer costs a retry, not a
-// conflict that would stop this server's appends until a restart.
+// writing twice (idempotent appends), so a lost answer costs a retry.
 const APPEND_ATTEMPTS = 3;
 const RETRY_DELAY_MS = 250;
+// Servers sharing the stream take turns; past this many conflicts in a row
+// for one append, the caller is told (an io LogError) rather than kept waiting.
+const MAX_CONFLICTS = 20;
 
 /**
  * Opens the log kept in one EventStoreDB stream:
@@ -259,11 +262,14 @@ export class EsdbLog implements EventLog {
   }
 
   private async send(records: readonly Buffer[]): Promise<number> {
-    const after = this.written;
+    const from = this.written;
+    let after = from;
     // Event IDs are fixed here, once: a retry sends the very same events.
     const events = records.map((data) => binaryEvent({ type: ESDB_EVENT_TYPE, data }));
     let last: number;
-    for (let attempt = 1; ; attempt++) {
+    let lost = 0;
+    let conflicts = 0;
+    for (;;) {
       try {
         const result = await this.client.appendToStream(this.address.stream, events, {
           expectedRevision: expectedRevisionAfter(after),
@@ -271,8 +277,26 @@ export class EsdbLog implements EventLog {
         last = revisionToIndex(result.nextExpectedRevision);
         break;
       } catch (error) {
-        if (attempt < APPEND_ATTEMPTS && isLostAnswer(error) && !this.closing) {
-          await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS * attempt));
+        if (lost < APPEND_ATTEMPTS - 1 && isLostAnswer(error) && !this.closing) {
+          lost++;
+          await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS * lost));
+          continue;
+        }
+        if (error instanceof WrongExpectedVersionError && conflicts < MAX_CONFLICTS && !this.closing) {
+          // Another server appended (several servers share the stream under
+          // an election, each writing what it accepts, as on Kafka). If an
+          // earlier try whose answer was lost did land, it is found by its
+          // event ID; otherwise nothing of this batch is in the stream, and
+          // it goes again, whole, after the end as it is now.
+          conflicts++;
+          const landed = lost > 0 ? await this.find(events[0]!.id, from) : undefined;
+          if (landed !== undefined) {
+            last = landed + records.length - 1;
+            break;
+          }
+          after = await this.refreshEnd().catch((e: unknown) => {
+            throw esdbLogError(e, this.url, this.address.stream, "append");
+          });
           continue;
         }
         const mapped = esdbLogError(error, this.url, this.address.stream, "append");
@@ -289,6 +313,20 @@ export class EsdbLog implements EventLog {
     this.written = last;
     this.observe(last);
     return after + 1;
+  }
+
+  /** The index of the event `id` after `after`, if it is there: one chunk at a time, to the end. */
+  private async find(id: string, after: number): Promise<number | undefined> {
+    try {
+      for await (const resolved of this.client.readStream(this.address.stream, {
+        fromRevision: after === 0 ? START : indexToRevision(after + 1),
+      })) {
+        if (resolved.event?.id === id) return revisionToIndex(resolved.event.revision);
+      }
+    } catch (error) {
+      throw esdbLogError(error, this.url, this.address.stream, "append");
+    }
+    return undefined;
   }
 
   /** The record an event holds, checking it is the one expected at `index`. */
