@@ -88,7 +88,7 @@ describe("docker-compose.yml", async () => {
     expect(address.connectionString).toBe("esdb://eventstore:2113?tls=false");
     expect(address.stream).toBe("chronomad-global");
     expect(esdbServer.depends_on).toEqual({ eventstore: { condition: "service_healthy" } });
-    // Alone on the stream: no other server writes to it (there is no election on esdb).
+    // One server on the stream in this file (more could share it, under the lease election).
     expect(servers.filter(([, s]) => env(s).CHRONOMAD_LOG?.startsWith("esdb://")).length).toBe(1);
   });
 

@@ -55,6 +55,7 @@ interface Heard {
 }
 
 const now = () => performance.now();
+const FOREIGN: Lease = { server: "", instance: "", address: "", rpc: "", term: 0, ttlMs: 0 };
 
 /** A lease or member event's data, or undefined for anything else. */
 export function leaseOf(resolved: ResolvedEvent): Lease | undefined {
@@ -260,9 +261,12 @@ export class EsdbLeadership implements Leadership {
     this.heardLease(revision, lease);
   }
 
-  private heardLease(revision: bigint | undefined, lease: Lease | undefined): void {
+  private heardLease(revision: bigint | undefined, found: Lease | undefined): void {
+    // An event that is no lease (written by something else) holds nothing:
+    // claimed over at its revision, like a released lease.
+    const lease = revision !== undefined && !found ? FOREIGN : found;
     this.state = observe(this.state, revision, lease, now());
-    if (lease && lease.instance !== this.state.me.instance) this.lastContact = now();
+    if (found && found.instance !== this.state.me.instance) this.lastContact = now();
   }
 
   private subscribe(): void {
