@@ -163,7 +163,7 @@ export class EsdbLeadership implements Leadership {
         name: m.server,
         address: m.address,
         rpcAddress: m.rpc,
-        leader: m.address === leader,
+        leader: leader !== "" && m.address === leader,
         self: m.address === me.address,
       }));
   }
