@@ -17,6 +17,7 @@ import type { Logger } from "pino";
 import { BehaviorSubject, distinctUntilChanged, type Observable } from "rxjs";
 import type { Leadership, ServerMember } from "../leadership.ts";
 import { parseEsdbUrl } from "../log/esdb/esdb-url.ts";
+import { LogError } from "../log/event-log.ts";
 import {
   appended,
   currentLease,
@@ -127,10 +128,17 @@ export class EsdbLeadership implements Leadership {
         this.options.logger.warn({ err, stream }, "cannot bound the election stream's length");
       });
     }
-    // Subscribed first, so nothing appended between the read and the
-    // subscription is missed (news older than the read is ignored).
+    await this.readLease().catch((err: unknown) => {
+      const reason = err instanceof Error ? err.message : String(err);
+      throw Object.assign(
+        new LogError(
+          `cannot join the leader election on EventStoreDB stream ${this.leaseStream}: ${reason}`,
+          "io",
+        ),
+        { cause: err },
+      );
+    });
     this.subscribe();
-    await this.readLease();
     await this.step();
     this.timer = setInterval(() => void this.step(), Math.max(20, Math.floor(this.renewEveryMs / 2)));
   }
@@ -152,6 +160,9 @@ export class EsdbLeadership implements Leadership {
     const leader = this.leaderAddress();
     const me = this.state.me;
     const byAddress = new Map<string, Lease>([[me.address, me]]);
+    // The leader is a member even before its first heartbeat is heard.
+    const holder = currentLease(this.state, t);
+    if (holder) byAddress.set(holder.address, holder);
     for (const { member, at } of this.heard.values()) {
       if (member.ttlMs > 0 && t < at + 3 * member.ttlMs && !byAddress.has(member.address)) {
         byAddress.set(member.address, member);
@@ -270,7 +281,11 @@ export class EsdbLeadership implements Leadership {
   }
 
   private subscribe(): void {
-    const lease = this.client.subscribeToStream(this.leaseStream, { fromRevision: END });
+    // From the last lease event seen, so nothing appended since the read is
+    // missed (whether the client starts at that revision or just after, news
+    // no newer than what was seen changes nothing).
+    const from = this.state.seen?.revision;
+    const lease = this.client.subscribeToStream(this.leaseStream, { fromRevision: from ?? START });
     lease.on("data", (resolved: ResolvedEvent) => {
       const event = resolved.event;
       if (!event) return;

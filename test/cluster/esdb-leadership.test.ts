@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer } from "node:net";
 import { jsonEvent, type ResolvedEvent } from "@eventstore/db-client";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
@@ -44,6 +45,24 @@ describe("EventStoreDB election events", () => {
     expect(election.members()).toEqual([
       { name: "a", address: "", rpcAddress: "", leader: false, self: true },
     ]);
+    await election.close();
+    expect(election.isLeader()).toBe(false);
+  });
+
+  it("fails to join, as an io LogError naming the lease stream, when nothing listens there", async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const election = new EsdbLeadership({
+      logUrl: `esdb://127.0.0.1:${port}?tls=false&stream=s`,
+      serverName: "a",
+      sessionTimeoutMs: 6000,
+      logger: pino({ level: "silent" }),
+    });
+    const joined = election.join("127.0.0.1:4646");
+    await expect(joined).rejects.toThrow(/cannot join the leader election on EventStoreDB stream s-leader/);
+    await expect(joined).rejects.toMatchObject({ code: "io" });
     await election.close();
     expect(election.isLeader()).toBe(false);
   });
