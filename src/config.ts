@@ -8,7 +8,7 @@ export interface ServerConfig {
   /** host:port the HTTP API listens on. */
   readonly httpAddr: string;
   readonly dataDir: string;
-  /** Log URL: file:DIR, memory:, kafka://host:port/topic. */
+  /** Log URL: file:DIR, memory:, kafka://host:port/topic, esdb://host:port?tls=false. */
   readonly log: string;
   /** This server's name in the cluster (defaults to the host name). */
   readonly serverName: string;
@@ -146,7 +146,7 @@ const SETTINGS: readonly Setting[] = [
     name: "log",
     kind: "string",
     placeholder: "URL",
-    help: "event log: file:DIR, memory: or kafka://host:port/topic (default file:DATA_DIR/log)",
+    help: "event log: file:DIR, memory:, kafka://host:port/topic or esdb://host:port?tls=false[&stream=NAME] (default file:DATA_DIR/log)",
   },
   {
     name: "server_name",
@@ -243,7 +243,7 @@ const SETTINGS: readonly Setting[] = [
     name: "leader_session_timeout",
     kind: "duration",
     default: "6s",
-    help: "with a shared (Kafka) log: how long the leader may go unheard before another takes over",
+    help: "with a shared (Kafka, EventStoreDB) log: how long the leader may go unheard before another takes over",
   },
   {
     name: "shutdown_grace",

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { loadConfig, splitHostPort } from "../src/config.ts";
+import { parseEsdbUrl } from "../src/log/esdb/esdb-url.ts";
 import { parseKafkaUrl } from "../src/log/kafka/kafka-url.ts";
 
 interface Service {
@@ -11,6 +12,9 @@ interface Service {
   command?: string[];
   ports?: string[];
   environment?: Record<string, string | number>;
+  volumes?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test: string[] };
 }
 
 const root = join(import.meta.dirname, "..");
@@ -21,10 +25,14 @@ describe("docker-compose.yml", async () => {
   const compose = parse(await readFile(join(root, "docker-compose.yml"), "utf8"), { merge: true }) as {
     services: Record<string, Service>;
   };
-  const chronomads = Object.entries(compose.services).filter(([name]) => name.startsWith("chronomad-"));
-  const kafka = compose.services.kafka!;
   const env = (s: Service) =>
     Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, String(v)]));
+  const servers = Object.entries(compose.services).filter(([name]) => name.startsWith("chronomad-"));
+  // The Kafka cluster's servers; chronomad-esdb runs alone on EventStoreDB.
+  const chronomads = servers.filter(([, s]) => env(s).CHRONOMAD_LOG?.startsWith("kafka://"));
+  const kafka = compose.services.kafka!;
+  const eventstore = compose.services.eventstore!;
+  const esdbServer = compose.services["chronomad-esdb"]!;
 
   it("runs three chronomad servers, Kafka in KRaft mode and an insecure EventStoreDB node", () => {
     expect(chronomads.length).toBe(3);
@@ -55,9 +63,33 @@ describe("docker-compose.yml", async () => {
   }
 
   it("gives every server its own host port and data volume, and one shared topic", () => {
-    const hostPorts = chronomads.map(([, s]) => s.ports![0]!.split(":")[0]);
-    expect(new Set(hostPorts).size).toBe(3);
+    const hostPorts = servers.map(([, s]) => s.ports![0]!.split(":")[0]);
+    expect(new Set(hostPorts).size).toBe(4);
+    expect(new Set(servers.map(([, s]) => s.volumes![0]!.split(":")[0])).size).toBe(4);
     expect(new Set(chronomads.map(([, s]) => env(s).CHRONOMAD_LOG)).size).toBe(1);
+  });
+
+  it("runs EventStoreDB 24.10 insecure on 2113 with a health check", () => {
+    expect(eventstore.image).toBe("eventstore/eventstore:24.10");
+    expect(eventstore.ports).toContain("2113:2113");
+    expect(env(eventstore)).toMatchObject({ EVENTSTORE_INSECURE: "true", EVENTSTORE_NODE_PORT: "2113" });
+    expect(eventstore.healthcheck!.test.join(" ")).toMatch(/http:\/\/localhost:2113\/health\/live/);
+  });
+
+  it("points one chronomad server, started once EventStoreDB is healthy, at its default stream", async () => {
+    const [sub, ...args] = esdbServer.command!;
+    expect(sub).toBe("serve");
+    const config = await loadConfig(args, env(esdbServer));
+    expect(config.log).toBe("esdb://eventstore:2113?tls=false");
+    expect(config.serverName).toBe("chronomad-esdb");
+    const { port } = splitHostPort(config.httpAddr);
+    expect(esdbServer.ports!.some((p) => p.endsWith(`:${port}`))).toBe(true);
+    const address = parseEsdbUrl(config.log);
+    expect(address.connectionString).toBe("esdb://eventstore:2113?tls=false");
+    expect(address.stream).toBe("chronomad-global");
+    expect(esdbServer.depends_on).toEqual({ eventstore: { condition: "service_healthy" } });
+    // One server on the stream in this file (more could share it, under the lease election).
+    expect(servers.filter(([, s]) => env(s).CHRONOMAD_LOG?.startsWith("esdb://")).length).toBe(1);
   });
 
   it("builds an image whose entrypoint is the chronomad command", async () => {

@@ -15,7 +15,8 @@ const REPAIR_USAGE = `  chronomad log repair --truncate-after N [--data-dir D | 
       record). Stop the server first. Exit 0 once repaired.
 `;
 const INSPECT_USAGE = `  chronomad log inspect [--data-dir D | --log URL] [--json]
-      reads every record of the log (file:DIR or kafka://host:port/topic),
+      reads every record of the log (file:DIR, kafka://host:port/topic or
+      esdb://host:port?tls=false[&stream=NAME]),
       beside a running server, and prints how many there are, the first
       and last index, and how many of each event type; with --json, one
       JSON object {records, firstIndex, lastIndex, types: {Type: count}}.
@@ -25,7 +26,8 @@ const INSPECT_USAGE = `  chronomad log inspect [--data-dir D | --log URL] [--jso
 const OPTIONS = `
   --data-dir D      the server's data directory; the log is D/log
   --log URL         the log: file:DIR (default ./data/log), or for inspect
-                    also kafka://host:port[,host:port]/topic
+                    also kafka://host:port[,host:port]/topic or
+                    esdb://host:port?tls=false[&stream=NAME]
   -h, --help        this help
 `;
 const USAGE = `Usage:\n${VERIFY_USAGE}${REPAIR_USAGE}${INSPECT_USAGE}${OPTIONS}`;
@@ -114,8 +116,10 @@ function parseArgs(args: readonly string[]): LogArgs {
   const url = flags.get("--log");
   if (dataDir !== undefined && url !== undefined) throw new UsageError("give --data-dir or --log, not both");
   if (act === "inspect") {
-    if (url !== undefined && !url.startsWith("file:") && !url.startsWith("kafka://"))
-      throw new UsageError(`--log ${url}: expected file:DIR or kafka://host:port[,host:port]/topic`);
+    if (url !== undefined && !["file:", "kafka://", "esdb://"].some((scheme) => url.startsWith(scheme)))
+      throw new UsageError(
+        `--log ${url}: expected file:DIR, kafka://host:port[,host:port]/topic or esdb://host:port?tls=false`,
+      );
     const logUrl = url ?? `file:${join(dataDir ?? join(".", "data"), "log")}`;
     return { action: act, url: logUrl, json: flags.has("--json") };
   }

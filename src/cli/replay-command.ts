@@ -3,22 +3,24 @@ import { pino } from "pino";
 import { createProjections } from "../../projections/index.ts";
 import { allSchemas } from "../../streams/index.ts";
 import { EnvelopeCodec } from "../codec/envelope-codec.ts";
-import { type EventLog, LogError } from "../log/event-log.ts";
+import { ESDB_APPEND_LIMITS, ESDB_EVENT_OVERHEAD, EsdbLog, parseEsdbUrl } from "../log/esdb/index.ts";
+import { type EventLog, LogError, type LogRecord } from "../log/event-log.ts";
 import { fileLogDir, openLog } from "../log/open-log.ts";
 import { StateAt } from "../store/state-at.ts";
 import { Progress } from "./progress.ts";
 
 const USAGE = `Usage: chronomad replay --from <log-url> --to <log-url> [--until-index N] [--verify]
 
-Copies a cluster's history into another log (file:DIR, kafka://host:port/topic),
-record for record, so that a server started on the copy rebuilds the same
-state. Interrupted copies resume where the target ends, after checking that
+Copies a cluster's history into another log (file:DIR, kafka://host:port/topic,
+esdb://host:port?tls=false[&stream=NAME]), record for record, between any two
+of them, so that a server started on the copy rebuilds the same state. Interrupted copies resume where the target ends, after checking that
 the target is a prefix of the source.
 
 The source is opened read-only: it may be a file log a running server holds
 (the copy takes the records up to its last complete one and never locks,
 repairs or writes to it). A source that does not exist (a missing directory,
-one without segment files, a Kafka topic that is not there) is an error.
+one without segment files, a Kafka topic or EventStoreDB stream that is not
+there) is an error.
 
   --from URL          the log to read
   --to URL            the log to write (empty, or an earlier copy of --from)
@@ -103,6 +105,15 @@ export async function runReplay(args: readonly string[], out: NodeJS.WritableStr
 /** Whether two log URLs name one log: the same string, or two spellings of one file log directory. */
 function sameLog(a: string, b: string): boolean {
   if (a === b) return true;
+  if (a.startsWith("esdb://") && b.startsWith("esdb://")) {
+    try {
+      const [x, y] = [parseEsdbUrl(a), parseEsdbUrl(b)];
+      const nodes = (address: typeof x) => address.connectionString.replace(/\?.*$/, "");
+      return x.stream === y.stream && nodes(x) === nodes(y);
+    } catch {
+      return false;
+    }
+  }
   if (!a.startsWith("file:") || !b.startsWith("file:")) return false;
   try {
     return fileLogDir(a) === fileLogDir(b);
@@ -134,19 +145,56 @@ async function copy(source: EventLog, target: EventLog, until: number, out: Node
   const progress = new Progress("replay", until - start, out);
   let next = start + 1;
   for await (const batch of source.read(next, { maxBatch: BATCH, untilIndex: until })) {
-    const { first } = await target.append(batch.map((r) => r.bytes));
-    // Indexes must line up one to one; anyone else writing to the target breaks that.
-    if (first !== next)
-      throw new LogError(
-        `target gave index ${first} to source record ${next}: is something else writing to it?`,
-        "range",
-      );
-    next += batch.length;
-    progress.advance(batch.length);
+    for (const run of appendRuns(batch, target)) {
+      const { first } = await target.append(run.map((r) => r.bytes));
+      // Indexes must line up one to one; anyone else writing to the target breaks that.
+      if (first !== next)
+        throw new LogError(
+          `target gave index ${first} to source record ${next}: is something else writing to it?`,
+          "range",
+        );
+      next += run.length;
+      progress.advance(run.length);
+    }
   }
   progress.done();
   out.write(`replay: copied ${next - 1 - start} records; the target ends at index ${target.lastIndex()}\n`);
   return next - 1;
+}
+
+/**
+ * How a read batch is appended to the target: whole (one append, one
+ * fsync for a file log), except to EventStoreDB, where an append is one
+ * appendToStream call that the server refuses past its MaxAppendSize.
+ */
+function appendRuns(batch: LogRecord[], target: EventLog): LogRecord[][] {
+  if (!(target instanceof EsdbLog)) return [batch];
+  return boundedRuns(batch, { ...ESDB_APPEND_LIMITS, overheadPerRecord: ESDB_EVENT_OVERHEAD });
+}
+
+/**
+ * Consecutive runs of `records`, each within `maxBatchBytes` (counting
+ * `overheadPerRecord` for each) and `maxBatchRecords`; a larger record alone.
+ */
+export function boundedRuns(
+  records: readonly LogRecord[],
+  limits: { maxBatchBytes: number; maxBatchRecords: number; overheadPerRecord: number },
+): LogRecord[][] {
+  const runs: LogRecord[][] = [];
+  let run: LogRecord[] = [];
+  let bytes = 0;
+  for (const record of records) {
+    const size = record.bytes.byteLength + limits.overheadPerRecord;
+    if (run.length > 0 && (bytes + size > limits.maxBatchBytes || run.length === limits.maxBatchRecords)) {
+      runs.push(run);
+      run = [];
+      bytes = 0;
+    }
+    run.push(record);
+    bytes += size;
+  }
+  if (run.length > 0) runs.push(run);
+  return runs;
 }
 
 async function recordAt(log: EventLog, index: number): Promise<Uint8Array | undefined> {

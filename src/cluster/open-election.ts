@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import type { Logger } from "pino";
 import type { ServerConfig } from "../config.ts";
 import { type Leadership, SoleLeadership } from "../leadership.ts";
+import { EsdbLeadership } from "./esdb-leadership.ts";
 import { KafkaLeadership } from "./kafka-leadership.ts";
 
 /** A Leadership the server starts once it knows its address, and leaves at shutdown. */
@@ -28,16 +29,26 @@ class SoleElection extends SoleLeadership implements Election {
 
 /**
  * The election a log calls for: servers sharing a Kafka log elect a leader
- * through a consumer group beside it; a server alone on its log (file,
+ * through a consumer group beside it, servers sharing an EventStoreDB stream
+ * through a lease stream beside it; a server alone on its log (file,
  * memory) leads itself.
  */
 export function openElection(config: ServerConfig, logger: Logger, heldEpoch: () => number): Election {
+  const election = logger.child({ component: "election" });
+  if (config.log.startsWith("esdb://")) {
+    return new EsdbLeadership({
+      logUrl: config.log,
+      serverName: config.serverName,
+      sessionTimeoutMs: config.leaderSessionTimeout,
+      logger: election,
+    });
+  }
   if (!config.log.startsWith("kafka://")) return new SoleElection(config.serverName);
   return new KafkaLeadership({
     logUrl: config.log,
     serverName: config.serverName,
     sessionTimeoutMs: config.leaderSessionTimeout,
-    logger: logger.child({ component: "election" }),
+    logger: election,
     heldEpoch,
   });
 }

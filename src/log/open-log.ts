@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import type { Logger } from "pino";
+import { openEsdbLog } from "./esdb/index.ts";
 import { type EventLog, LogError } from "./event-log.ts";
 import { openFileLog, openFileLogReadOnly } from "./file/index.ts";
 import { openKafkaLog } from "./kafka/index.ts";
@@ -19,7 +20,10 @@ export interface OpenLogOptions {
   readonly readOnly?: boolean;
 }
 
-/** Opens the log a URL names: `file:DIR`, `memory:`, `kafka://host:port[,host:port]/topic`. */
+/**
+ * Opens the log a URL names: `file:DIR`, `memory:`, `kafka://host:port[,host:port]/topic`,
+ * `esdb://host:port[?tls=false][&stream=NAME]`.
+ */
 export async function openLog(url: string, options: OpenLogOptions): Promise<EventLog> {
   if (url === "memory:") {
     if (options.readOnly) {
@@ -40,8 +44,15 @@ export async function openLog(url: string, options: OpenLogOptions): Promise<Eve
     await assertKafkaTopicExists(url, options.logger);
     return new ReadOnlyLog(await openKafkaLog(url, { logger: options.logger }));
   }
+  if (url.startsWith("esdb://")) {
+    // A stream that does not exist is created by the first append, so a
+    // read-only open must find it there first.
+    const log = await openEsdbLog(url, { logger: options.logger, mustExist: options.readOnly });
+    return options.readOnly ? new ReadOnlyLog(log) : log;
+  }
   throw new LogError(
-    `unsupported log URL "${url}": use file:DIR, memory: or kafka://host:port[,host:port]/topic`,
+    `unsupported log URL "${url}": use file:DIR, memory:, kafka://host:port[,host:port]/topic ` +
+      "or esdb://host:port?tls=false[&stream=NAME]",
     "config",
   );
 }

@@ -102,8 +102,11 @@ describe("chronomad log inspect", () => {
     const missing = await run(["inspect", "--log", `file:${join(dir, "nope")}`]);
     expect(missing.code).toBe(2);
     expect(missing.output).toMatch(/does not exist/);
+    const badEsdb = await run(["inspect", "--log", "esdb://nowhere"]);
+    expect(badEsdb.code).toBe(2);
+    expect(badEsdb.output).toMatch(/bad EventStoreDB log URL "esdb:\/\/nowhere"/);
     for (const args of [
-      ["inspect", "--log", "esdb://localhost:2113"],
+      ["inspect", "--log", "ftp://localhost:2113"],
       ["inspect", "--truncate-after", "3"],
       ["inspect", "--json", "--json"],
       ["verify", "--json"],

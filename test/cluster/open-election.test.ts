@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
+import { EsdbLeadership } from "../../src/cluster/esdb-leadership.ts";
 import { KafkaLeadership } from "../../src/cluster/kafka-leadership.ts";
 import { advertisedAddress, openElection } from "../../src/cluster/open-election.ts";
 import { loadConfig } from "../../src/config.ts";
@@ -30,6 +31,17 @@ describe("openElection", () => {
     expect(file.members?.()).toEqual([
       { name: "solo", address: "127.0.0.1:4646", rpcAddress: "127.0.0.1:4647", leader: true, self: true },
     ]);
+  });
+
+  it("elects through a lease beside the stream for an esdb:// log", async () => {
+    const config = await loadConfig(["--log", "esdb://127.0.0.1:2113?tls=false"], {});
+    const election = openElection(config, logger, () => 0);
+    expect(election).toBeInstanceOf(EsdbLeadership);
+    expect(election.exclusive).toBe(false);
+    // Not joined yet: no leader known, and this server does not lead.
+    expect(election.isLeader()).toBe(false);
+    expect(election.leaderAddress()).toBe("");
+    await election.close();
   });
 
   it("refuses a log topic too long to name its leader topic", async () => {
