@@ -1,0 +1,116 @@
+import { ApiError, getJson, isAbort, messageOf } from "../api.ts";
+import { h, link } from "../dom.ts";
+import { routeHash } from "../router.ts";
+import type { HistoryEntry } from "../types.ts";
+import { setViewState, showError } from "../view-state.ts";
+import { jobStatusChart } from "./job-status-chart.ts";
+import { transitionItem } from "./transition-item.ts";
+
+/** Transitions per page: small enough that a long-lived allocation never builds a giant list at once. */
+const PER_PAGE = 100;
+
+/** The history route of each kind a timeline opens on (src/api/plugins/history.ts). */
+const HISTORY_PATHS: Readonly<Record<string, (id: string) => string>> = {
+  allocation: (id) => `/v1/allocation/${encodeURIComponent(id)}/history`,
+  node: (id) => `/v1/node/${encodeURIComponent(id)}/history`,
+  job: (id) => `/v1/job/${encodeURIComponent(id)}/history`,
+  evaluation: (id) => `/v1/evaluation/${encodeURIComponent(id)}/history`,
+  token: (id) => `/v1/acl/token/${encodeURIComponent(id)}/history`,
+};
+
+const TITLES: Readonly<Record<string, string>> = {
+  allocation: "Allocation",
+  node: "Node",
+  job: "Job",
+  evaluation: "Evaluation",
+  token: "ACL token",
+};
+
+/**
+ * `#/timeline/<kind>/<id>[?namespace=]`: every transition of one object in
+ * log order, a page at a time ("Load more" follows X-Nomad-NextToken).
+ */
+export async function timelineView(
+  main: HTMLElement,
+  path: readonly string[],
+  query: URLSearchParams,
+  signal: AbortSignal,
+): Promise<void> {
+  const [kind = "", id = ""] = path;
+  const historyPath = HISTORY_PATHS[kind];
+  const heading = h("h2", { tabindex: "-1" }, `${TITLES[kind] ?? kind} `, h("code", {}, id));
+  const body = h("div");
+  main.replaceChildren(heading, body);
+  if (!historyPath || id === "") {
+    showError(
+      main,
+      body,
+      `Nothing to show: a timeline is #/timeline/<${Object.keys(HISTORY_PATHS).join("|")}>/<id>.`,
+    );
+    return;
+  }
+  const namespace = query.get("namespace") ?? undefined;
+  const list = h("ol", {
+    "data-testid": "timeline",
+    class: "timeline",
+    "aria-label": "Transitions, oldest first",
+  });
+  const more = h("button", { type: "button", class: "more", hidden: true }, "Load more");
+  const count = h("p", { class: "count", "aria-live": "polite" });
+  const chartSlot = h("div", { class: "chart-slot" });
+  let nextToken = "";
+  let shown = 0;
+
+  const loadPage = async () => {
+    more.disabled = true;
+    setViewState(main, "loading");
+    const page = await getJson<HistoryEntry[]>(
+      historyPath(id),
+      { per_page: PER_PAGE, next_token: nextToken, namespace },
+      signal,
+    );
+    const items = page.body.map(transitionItem);
+    list.append(...items);
+    shown += items.length;
+    nextToken = page.nextToken;
+    more.hidden = nextToken === "";
+    more.disabled = false;
+    count.textContent = `${shown} transition${shown === 1 ? "" : "s"}${nextToken === "" ? "" : ", more to load"}`;
+    setViewState(main, "loaded", `${items.length} transitions loaded`);
+    return items;
+  };
+
+  more.addEventListener("click", () => {
+    loadPage()
+      .then((items) => items[0]?.querySelector("a")?.focus())
+      .catch((err: unknown) => {
+        if (!isAbort(err)) showError(main, count, messageOf(err));
+      });
+  });
+
+  try {
+    await loadPage();
+  } catch (err) {
+    if (isAbort(err)) return;
+    const message =
+      err instanceof ApiError && err.status === 404
+        ? `No history for ${kind} ${id}: check the ID (a full ID; use the home page to search by prefix)${kind === "job" ? " and the namespace" : ""}.`
+        : messageOf(err);
+    showError(main, body, message);
+    return;
+  }
+  body.replaceChildren(
+    h(
+      "p",
+      { class: "hint" },
+      "Every transition in log order. The index links to the cluster as it was then; causes and actors link to what is behind them. ",
+      link(routeHash("cluster"), "Cluster now"),
+    ),
+    chartSlot,
+    count,
+    list,
+    more,
+  );
+  if (kind === "job") jobStatusChart(chartSlot, id, namespace, signal);
+  heading.focus();
+}
