@@ -20,6 +20,47 @@ interface SearchAnswer {
 
 /** `#/`: open a timeline by kind and ID (or an ID prefix), and links to the other views. */
 export function homeView(main: HTMLElement, signal: AbortSignal): void {
+  main.replaceChildren(
+    h("h2", { tabindex: "-1" }, "History explorer"),
+    h(
+      "p",
+      {},
+      "What happened to an allocation, a node, a job or an evaluation, and what the cluster looked like at any index of its log.",
+    ),
+    h(
+      "section",
+      { "aria-labelledby": "open-heading" },
+      h("h3", { id: "open-heading" }, "Open a timeline"),
+      openTimelineForm(main, signal),
+    ),
+    h(
+      "section",
+      { "aria-labelledby": "views-heading" },
+      h("h3", { id: "views-heading" }, "Views"),
+      h(
+        "ul",
+        { class: "views" },
+        h(
+          "li",
+          {},
+          link(routeHash("cluster"), "Cluster at index"),
+          ": jobs, nodes and allocations as they were at an index.",
+        ),
+        h(
+          "li",
+          {},
+          link(routeHash("diff"), "Diff"),
+          ": what was created, changed and removed between two indexes.",
+        ),
+        h("li", {}, link(routeHash("live"), "Live"), ": the event stream as it happens."),
+      ),
+    ),
+  );
+  setViewState(main, "loaded");
+}
+
+/** Kind, ID (or prefix: matches are listed) and namespace; opens `#/timeline/<kind>/<id>`. */
+export function openTimelineForm(main: HTMLElement, signal: AbortSignal): HTMLElement {
   const kind = h(
     "select",
     { id: "timeline-kind" },
@@ -49,44 +90,7 @@ export function homeView(main: HTMLElement, signal: AbortSignal): void {
     e.preventDefault();
     open(kind.value, id.value.trim(), namespace.value.trim(), results, main, signal);
   });
-  main.replaceChildren(
-    h("h2", { tabindex: "-1" }, "History explorer"),
-    h(
-      "p",
-      {},
-      "What happened to an allocation, a node, a job or an evaluation, and what the cluster looked like at any index of its log.",
-    ),
-    h(
-      "section",
-      { "aria-labelledby": "open-heading" },
-      h("h3", { id: "open-heading" }, "Open a timeline"),
-      form,
-      results,
-    ),
-    h(
-      "section",
-      { "aria-labelledby": "views-heading" },
-      h("h3", { id: "views-heading" }, "Views"),
-      h(
-        "ul",
-        { class: "views" },
-        h(
-          "li",
-          {},
-          link(routeHash("cluster"), "Cluster at index"),
-          ": jobs, nodes and allocations as they were at an index.",
-        ),
-        h(
-          "li",
-          {},
-          link(routeHash("diff"), "Diff"),
-          ": what was created, changed and removed between two indexes.",
-        ),
-        h("li", {}, link(routeHash("live"), "Live"), ": the event stream as it happens."),
-      ),
-    ),
-  );
-  setViewState(main, "loaded");
+  return h("div", {}, form, results);
 }
 
 function open(

@@ -7,6 +7,7 @@ import type { AllocStub, HistoryEntry } from "../types.ts";
 /** Allocations whose histories are read for the chart: beyond this the chart says it shows the first ones. */
 const MAX_ALLOCS = 60;
 const PARALLEL = 4;
+const WHOLE_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 100_000, 1_000_000];
 
 const STATUSES = ["pending", "running", "complete", "failed", "lost", "unknown"] as const;
 const COLORS: Readonly<Record<string, string>> = {
@@ -72,7 +73,11 @@ async function draw(
     width: Math.min(900, Math.max(320, slot.clientWidth || 640)),
     height: 220,
     scales: { x: { time: false } },
-    axes: [{ label: "index" }, { label: "allocations" }],
+    // Indexes and counts are whole numbers: no ticks between them.
+    axes: [
+      { label: "index", incrs: WHOLE_STEPS },
+      { label: "allocations", incrs: WHOLE_STEPS },
+    ],
     series: [
       { label: "index" },
       ...STATUSES.map((s) => ({

@@ -3,6 +3,7 @@ import { h, link } from "../dom.ts";
 import { routeHash } from "../router.ts";
 import type { HistoryEntry } from "../types.ts";
 import { setViewState, showError } from "../view-state.ts";
+import { openTimelineForm } from "./home.ts";
 import { jobStatusChart } from "./job-status-chart.ts";
 import { transitionItem } from "./transition-item.ts";
 
@@ -41,6 +42,13 @@ export async function timelineView(
   const heading = h("h2", { tabindex: "-1" }, `${TITLES[kind] ?? kind} `, h("code", {}, id));
   const body = h("div");
   main.replaceChildren(heading, body);
+  if (kind === "" && id === "") {
+    heading.textContent = "Timeline";
+    body.append(openTimelineForm(main, signal));
+    setViewState(main, "loaded");
+    heading.focus();
+    return;
+  }
   if (!historyPath || id === "") {
     showError(
       main,
