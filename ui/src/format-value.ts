@@ -7,13 +7,20 @@ const MAX_TEXT = 240;
 
 type Rec = Readonly<Record<string, unknown>>;
 
+/** Nomad's AllocStateField enum (streams/allocs.ts): the API gives the number. */
+const ALLOC_STATE_FIELDS: Readonly<Record<number, string>> = { 0: "ClientStatus" };
+
+const allocStateField = (field: unknown) =>
+  typeof field === "number" ? (ALLOC_STATE_FIELDS[field] ?? `field ${field}`) : String(field);
+
 const isRecord = (v: unknown): v is Rec => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export function formatValue(field: string, value: unknown): string {
   if (value === null || value === undefined || value === "") return "—";
   if (isRecord(value)) {
     // An AllocState: a disconnect or reconnect, as "ClientStatus: unknown".
-    if (field === "AllocStates" && "Field" in value) return `${String(value.Field)}: ${String(value.Value)}`;
+    if (field === "AllocStates" && "Field" in value)
+      return `${allocStateField(value.Field)}: ${String(value.Value)}`;
     if (field === "TaskEvents" && "Type" in value) {
       if ("Omitted" in value) return `${String(value.Omitted)} older task events omitted`;
       const text = value.DisplayMessage ?? value.Message ?? "";
