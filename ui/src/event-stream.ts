@@ -30,7 +30,11 @@ export interface StreamQuery {
  * ReadableStream so aborting `signal` (navigating away) closes the
  * connection.
  */
-export async function* streamFrames(query: StreamQuery, signal: AbortSignal): AsyncGenerator<StreamFrame> {
+export async function* streamFrames(
+  query: StreamQuery,
+  signal: AbortSignal,
+  onOpen?: (response: Response) => void,
+): AsyncGenerator<StreamFrame> {
   const url = apiUrl("/v1/event/stream", {
     index: query.after,
     topic: query.topics,
@@ -42,6 +46,7 @@ export async function* streamFrames(query: StreamQuery, signal: AbortSignal): As
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffered = "";
   try {
+    onOpen?.(response);
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;

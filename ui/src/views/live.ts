@@ -1,4 +1,4 @@
-import { isAbort, messageOf } from "../api.ts";
+import { ApiError, isAbort, messageOf } from "../api.ts";
 import { h, link, shortId } from "../dom.ts";
 import { type StreamEvent, streamFrames } from "../event-stream.ts";
 import { replaceHash, routeHash, timelineHash } from "../router.ts";
@@ -7,6 +7,8 @@ import { setViewState, showError } from "../view-state.ts";
 
 /** Where the feed resumes after a reload or a server restart. */
 export const LAST_INDEX_KEY = "chronomad.live.lastIndex";
+/** The cluster the last index was seen on (the stream's X-Chronomad-Cluster-Id). */
+const CLUSTER_KEY = "chronomad.live.clusterId";
 /** Events kept on the page: older ones are dropped so a busy cluster does not grow the DOM. */
 const MAX_EVENTS = 500;
 const RETRY_MS = [1000, 2000, 5000, 10000];
@@ -79,7 +81,8 @@ export async function liveView(
     "aria-live": "polite",
     "aria-label": "Events, newest first",
   });
-  main.replaceChildren(heading, form, status, feed);
+  const problem = h("div");
+  main.replaceChildren(heading, form, status, problem, feed);
 
   let stream: AbortController | undefined;
   const follow = async () => {
@@ -87,6 +90,8 @@ export async function liveView(
     const mine = new AbortController();
     stream = mine;
     signal.addEventListener("abort", () => mine.abort(), { once: true });
+    problem.replaceChildren();
+    setViewState(main, "loading", "Connecting to the event stream…");
     const filter = {
       topics: topicFilters(topics.value, key.value.trim()),
       namespace: namespace.value.trim() || undefined,
@@ -106,7 +111,14 @@ export async function liveView(
           localStorage.setItem(LAST_INDEX_KEY, String(after));
         }
         status.textContent = `Following from index ${after}.`;
-        for await (const frame of streamFrames({ after, ...filter }, mine.signal)) {
+        const opened = (response: Response) => {
+          const cluster = response.headers.get("X-Chronomad-Cluster-Id") ?? "";
+          const seen = localStorage.getItem(CLUSTER_KEY);
+          if (cluster !== "") localStorage.setItem(CLUSTER_KEY, cluster);
+          // Another log than the one the index was seen on (a memory log restarted): follow it from its start.
+          if (seen !== null && cluster !== "" && seen !== cluster && after !== 0) throw new NewLog();
+        };
+        for await (const frame of streamFrames({ after, ...filter }, mine.signal, opened)) {
           if (frame.Error) throw new Error(frame.Error);
           if (main.dataset.state !== "loaded") setViewState(main, "loaded", "");
           attempt = 0;
@@ -119,9 +131,17 @@ export async function liveView(
         status.textContent = "The stream ended; reconnecting…";
       } catch (err) {
         if (isAbort(err) || mine.signal.aborted) return;
-        if (attempt === 0 && feed.childElementCount === 0 && main.dataset.state !== "loaded") {
-          // The first connection failed (a bad filter, a missing permission): say why, and keep trying.
-          showError(main, status, messageOf(err));
+        if (err instanceof NewLog) {
+          localStorage.setItem(LAST_INDEX_KEY, "0");
+          status.textContent = "The server has a new log: following it from its start.";
+          attempt = -1;
+          continue;
+        }
+        // A refused request (a bad filter, a missing permission) fails the same way again: say why and stop.
+        if (err instanceof ApiError && err.status >= 400 && err.status < 500 && err.status !== 429) {
+          status.textContent = "Not following.";
+          showError(main, problem, messageOf(err));
+          return;
         }
         status.textContent = `${messageOf(err)}: reconnecting from index ${storedIndex() ?? "now"}…`;
       }
@@ -139,10 +159,9 @@ export async function liveView(
     feed.replaceChildren();
     void follow();
   });
-  setViewState(main, "loading", "Connecting to the event stream…");
   heading.focus();
   void follow().catch((err: unknown) => {
-    if (!isAbort(err)) showError(main, status, messageOf(err));
+    if (!isAbort(err)) showError(main, problem, messageOf(err));
   });
 }
 
@@ -190,9 +209,13 @@ export function topicFilters(text: string, key: string): string[] {
 }
 
 function storedIndex(): number | undefined {
-  const n = Number(localStorage.getItem(LAST_INDEX_KEY));
-  return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+  const raw = localStorage.getItem(LAST_INDEX_KEY);
+  const n = Number(raw);
+  return raw !== null && raw !== "" && Number.isSafeInteger(n) && n >= 0 ? n : undefined;
 }
+
+/** The stream comes from another cluster's log than the index seen. */
+class NewLog extends Error {}
 
 const clean = (o: Record<string, string>) =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== ""));

@@ -28,7 +28,7 @@ const TITLES: Readonly<Record<string, string>> = {
 };
 
 /**
- * `#/timeline/<kind>/<id>[?namespace=]`: every transition of one object in
+ * `#/timeline/<kind>/<id>[?namespace=&per_page=]`: every transition of one object in
  * log order, a page at a time ("Load more" follows X-Nomad-NextToken).
  */
 export async function timelineView(
@@ -58,6 +58,8 @@ export async function timelineView(
     return;
   }
   const namespace = query.get("namespace") ?? undefined;
+  const asked = Number(query.get("per_page"));
+  const perPage = Number.isSafeInteger(asked) && asked > 0 ? Math.min(asked, 1000) : PER_PAGE;
   const list = h("ol", {
     "data-testid": "timeline",
     class: "timeline",
@@ -74,7 +76,7 @@ export async function timelineView(
     setViewState(main, "loading");
     const page = await getJson<HistoryEntry[]>(
       historyPath(id),
-      { per_page: PER_PAGE, next_token: nextToken, namespace },
+      { per_page: perPage, next_token: nextToken, namespace },
       signal,
     );
     const items = page.body.map(transitionItem);
