@@ -5,6 +5,7 @@ import type { Actor, DiffField, DiffObject, HistoryEntry, JobDiff } from "../typ
 
 /** One transition of a timeline: `li[data-testid=transition]` with its from/to/cause/actor parts (the contract's hooks). */
 export function transitionItem(entry: HistoryEntry): HTMLLIElement {
+  const fresh = entry.From === null && entry.Field !== "(deleted)";
   return h(
     "li",
     { "data-testid": "transition", "data-index": entry.Index, "data-field": entry.Field },
@@ -17,19 +18,23 @@ export function transitionItem(entry: HistoryEntry): HTMLLIElement {
       " ",
       h("time", { datetime: entry.Time }, formatTime(entry.Time)),
     ),
-    h("div", { class: "field" }, h("code", {}, entry.Field)),
+    h("div", { class: "field" }, hidden("field: "), h("code", {}, entry.Field)),
     h(
       "div",
       { class: "change" },
-      entry.From === null && entry.Field !== "(deleted)"
-        ? null
-        : h("span", { "data-part": "from" }, formatValue(entry.Field, entry.From)),
-      entry.From === null && entry.Field !== "(deleted)" ? null : h("span", { "aria-label": "to" }, " → "),
-      h("span", { "data-part": "to" }, formatValue(entry.Field, entry.To)),
+      // A new object, or a new entry of a list, has no "from": its element stays, empty.
+      h("span", { "data-part": "from" }, fresh ? null : shownValue(entry.Field, entry.From)),
+      fresh ? null : [h("span", { "aria-hidden": "true" }, " → "), hidden(" to ")],
+      h("span", { "data-part": "to" }, shownValue(entry.Field, entry.To)),
       entry.Diff ? diffDetails(entry.Diff) : null,
     ),
-    h("div", { class: "cause", "data-part": "cause" }, causeParts(entry.Cause)),
-    h("div", { class: "actor", "data-part": "actor" }, actorPart(entry.Actor)),
+    h(
+      "div",
+      { class: "cause" },
+      hidden("cause: "),
+      h("span", { "data-part": "cause" }, causeParts(entry.Cause)),
+    ),
+    h("div", { class: "actor" }, hidden("by: "), h("span", { "data-part": "actor" }, actorPart(entry.Actor))),
   );
 }
 
@@ -68,6 +73,24 @@ function causeParts(cause: Readonly<Record<string, unknown>>): (Node | string)[]
   }
   return parts;
 }
+
+/** Fields whose value is the ID of an object with a timeline of its own. */
+const ID_FIELDS: Readonly<Record<string, string>> = {
+  NodeID: "node",
+  NextAllocation: "allocation",
+  FollowupEvalID: "evaluation",
+  NextEval: "evaluation",
+  BlockedEval: "evaluation",
+};
+
+function shownValue(field: string, value: unknown): Node | string {
+  const kind = ID_FIELDS[field];
+  if (kind && typeof value === "string" && value !== "") return link(timelineHash(kind, value), value);
+  return formatValue(field, value);
+}
+
+/** Words a screen reader needs where sighted readers have the column's position. */
+const hidden = (text: string) => h("span", { class: "visually-hidden" }, text);
 
 const labelled = (label: string, value: Node) => h("span", { class: "ref" }, `${label} `, value);
 
