@@ -13,7 +13,7 @@ export function clusterTables(snapshot: Snapshot): HTMLElement[] {
   return TABLES.map((spec) => {
     const rows = snapshot.tables[spec.name];
     const shown = rows.slice(0, MAX_ROWS);
-    const caption = `${spec.title} (${rows.length})${rows.length > shown.length ? `, the first ${shown.length} shown` : ""}`;
+    const caption = `${spec.title} (${rows.length})${statusCounts(spec.name, rows)}${rows.length > shown.length ? `, the first ${shown.length} shown` : ""}`;
     return h(
       "section",
       { class: "table-section" },
@@ -47,6 +47,24 @@ export function clusterTables(snapshot: Snapshot): HTMLElement[] {
       ),
     );
   });
+}
+
+/** The column whose values are counted in a table's caption ("3 running, 1 lost"). */
+const COUNTED: Readonly<Record<string, string>> = {
+  jobs: "Status",
+  nodes: "Status",
+  allocations: "ClientStatus",
+};
+
+function statusCounts(table: string, rows: readonly SnapshotRow[]): string {
+  const column = COUNTED[table];
+  if (!column || rows.length === 0) return "";
+  const counts = new Map<string, number>();
+  for (const row of rows) {
+    const v = row.cells[column] ?? "";
+    counts.set(v, (counts.get(v) ?? 0) + 1);
+  }
+  return `: ${[...counts].map(([v, n]) => `${n} ${v || "—"}`).join(", ")}`;
 }
 
 function cellContent(kind: string, col: string, row: SnapshotRow): Node | string {

@@ -28,7 +28,7 @@ const TITLES: Readonly<Record<string, string>> = {
 };
 
 /**
- * `#/timeline/<kind>/<id>[?namespace=&per_page=]`: every transition of one object in
+ * `#/timeline/<kind>/<id>[?namespace=&per_page=&order=newest]`: every transition of one object in
  * log order, a page at a time ("Load more" follows X-Nomad-NextToken).
  */
 export async function timelineView(
@@ -60,10 +60,12 @@ export async function timelineView(
   const namespace = query.get("namespace") ?? undefined;
   const asked = Number(query.get("per_page"));
   const perPage = Number.isSafeInteger(asked) && asked > 0 ? Math.min(asked, 1000) : PER_PAGE;
+  // A long-lived node's timeline is long: its latest transitions are often the question.
+  const newestFirst = query.get("order") === "newest";
   const list = h("ol", {
     "data-testid": "timeline",
     class: "timeline",
-    "aria-label": "Transitions, oldest first",
+    "aria-label": `Transitions, ${newestFirst ? "newest" : "oldest"} first`,
   });
   const more = h("button", { type: "button", class: "more", hidden: true }, "Load more");
   const count = h("p", { class: "count", "aria-live": "polite" });
@@ -76,7 +78,7 @@ export async function timelineView(
     setViewState(main, "loading");
     const page = await getJson<HistoryEntry[]>(
       historyPath(id),
-      { per_page: perPage, next_token: nextToken, namespace },
+      { per_page: perPage, next_token: nextToken, namespace, reverse: newestFirst ? "true" : undefined },
       signal,
     );
     const items = page.body.map(transitionItem);
@@ -113,7 +115,9 @@ export async function timelineView(
     h(
       "p",
       { class: "hint" },
-      "Every transition in log order. The index links to the cluster as it was then; causes and actors link to what is behind them. ",
+      `Every transition in log order, ${newestFirst ? "newest" : "oldest"} first. The index links to the cluster as it was then; causes and actors link to what is behind them. `,
+      link(orderHash(kind, id, query, !newestFirst), newestFirst ? "Oldest first" : "Newest first"),
+      " · ",
       link(routeHash("cluster"), "Cluster now"),
     ),
     chartSlot,
@@ -123,4 +127,12 @@ export async function timelineView(
   );
   if (kind === "job") jobStatusChart(chartSlot, id, namespace, signal);
   heading.focus();
+}
+
+/** This timeline in the other order, its other parameters kept. */
+function orderHash(kind: string, id: string, query: URLSearchParams, newestFirst: boolean): string {
+  const params: Record<string, string> = Object.fromEntries(query);
+  if (newestFirst) params.order = "newest";
+  else delete params.order;
+  return routeHash("timeline", [kind, id], params);
 }
