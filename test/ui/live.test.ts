@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  BROWSER_TIMEOUT_MS,
+  CHROMIUM_FOUND,
+  CHROMIUM_MISSING,
+  type Explorer,
+  serviceJob,
+  startExplorer,
+  unnamedControls,
+} from "./browser.ts";
+
+/** Where the page keeps the last index it saw (UI-CONTRACT.md). */
+const LAST_INDEX_KEY = "chronomad.live.lastIndex";
+
+interface Shown {
+  readonly topic: string | null;
+  readonly type: string | null;
+  readonly key: string | null;
+  readonly index: number;
+}
+
+/**
+ * The live feed: the event stream as the page shows it, and its resumption
+ * after a reload from the last index seen, without repeating what it showed.
+ */
+describe.skipIf(!CHROMIUM_FOUND)("the live view in Chromium", () => {
+  let ui: Explorer;
+  beforeAll(async () => {
+    ui = await startExplorer();
+  }, 2 * BROWSER_TIMEOUT_MS);
+  afterAll(async () => ui?.stop());
+
+  const jobEvent = (id: string) =>
+    ui.page.locator(
+      `ol[data-testid="live-feed"] li[data-testid="event"][data-topic="Job"][data-key="${id}"]`,
+    );
+
+  async function shown(): Promise<Shown[]> {
+    const out: Shown[] = [];
+    for (const li of await ui.page.locator('ol[data-testid="live-feed"] li[data-testid="event"]').all()) {
+      out.push({
+        topic: await li.getAttribute("data-topic"),
+        type: await li.getAttribute("data-type"),
+        key: await li.getAttribute("data-key"),
+        index: Number(await li.getAttribute("data-index")),
+      });
+    }
+    return out;
+  }
+
+  const storedIndex = async () =>
+    Number(await ui.page.evaluate(`localStorage.getItem(${JSON.stringify(LAST_INDEX_KEY)})`));
+
+  it(
+    "shows a job's event once it is registered, and after a reload resumes after the last index seen",
+    async () => {
+      await ui.open("/live");
+      const { unnamed } = await unnamedControls(ui.page);
+      expect(unnamed).toEqual([]);
+
+      const first = await ui.register(serviceJob("live-a", 1));
+      await jobEvent("live-a").first().waitFor();
+      const before = await shown();
+      expect(before.some((e) => e.topic === "Job" && e.key === "live-a" && e.index >= first)).toBe(true);
+      for (const e of before) expect(Number.isInteger(e.index) && e.index > 0, JSON.stringify(e)).toBe(true);
+      await ui.page.waitForFunction(
+        `Number(localStorage.getItem(${JSON.stringify(LAST_INDEX_KEY)})) >= ${first}`,
+      );
+      await ui.screenshot("live");
+
+      // The page may see more before it goes: what it shows after the reload is
+      // after this index, at least, and after the live-a events it showed.
+      const seen = await storedIndex();
+      expect(seen).toBeGreaterThanOrEqual(Math.max(...before.map((e) => e.index)));
+      await ui.page.reload();
+      await ui.loaded("live");
+      const second = await ui.register(serviceJob("live-b", 1));
+      await jobEvent("live-b").first().waitFor();
+      const after = await shown();
+      expect(after.some((e) => e.topic === "Job" && e.key === "live-b" && e.index >= second)).toBe(true);
+      expect(after.filter((e) => e.index <= seen)).toEqual([]);
+      expect(await jobEvent("live-a").count()).toBe(0);
+      const keys = after.map((e) => `${e.index} ${e.topic} ${e.type} ${e.key}`);
+      expect(new Set(keys).size, keys.join("\n")).toBe(keys.length);
+      expect(await storedIndex()).toBeGreaterThanOrEqual(second);
+    },
+    3 * BROWSER_TIMEOUT_MS,
+  );
+});
+
+if (!CHROMIUM_FOUND) {
+  describe("the live view in Chromium", () => {
+    it.skip(CHROMIUM_MISSING, () => {});
+  });
+}
