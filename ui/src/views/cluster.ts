@@ -152,12 +152,12 @@ export async function clusterView(
     forward.disabled = true;
     note.textContent = "Looking for the next change…";
     nextChangeAfter(current, NEXT_WAIT_MS, signal)
-      .then(async (next) => {
+      .then((next) => {
         if (next === undefined) {
           note.textContent = `No change to jobs, nodes or allocations after index ${current} yet.`;
           return;
         }
-        if (next > latest) await refreshLatest(next);
+        if (next > latest) raiseLatest(next);
         note.textContent = "";
         show(next);
       })
@@ -170,15 +170,15 @@ export async function clusterView(
   });
   toLatest.addEventListener("click", () => {
     latestIndex(signal)
-      .then(async (n) => {
-        await refreshLatest(n);
+      .then((n) => {
+        raiseLatest(n);
         show(n);
       })
       .catch((err: unknown) => {
         if (!isAbort(err)) note.textContent = messageOf(err);
       });
   });
-  const refreshLatest = async (n: number) => {
+  const raiseLatest = (n: number) => {
     latest = Math.max(latest, n);
     slider.max = String(latest);
     typed.max = String(latest);
