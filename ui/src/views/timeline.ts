@@ -70,11 +70,13 @@ export async function timelineView(
   const more = h("button", { type: "button", class: "more", hidden: true }, "Load more");
   const count = h("p", { class: "count", "aria-live": "polite" });
   const chartSlot = h("div", { class: "chart-slot" });
+  const problem = h("div");
   let nextToken = "";
   let shown = 0;
 
   const loadPage = async () => {
     more.disabled = true;
+    problem.replaceChildren();
     setViewState(main, "loading");
     const page = await getJson<HistoryEntry[]>(
       historyPath(id),
@@ -96,7 +98,9 @@ export async function timelineView(
     loadPage()
       .then((items) => items[0]?.querySelector("a")?.focus())
       .catch((err: unknown) => {
-        if (!isAbort(err)) showError(main, count, messageOf(err));
+        if (isAbort(err)) return;
+        more.disabled = false;
+        showError(main, problem, messageOf(err));
       });
   });
 
@@ -123,6 +127,7 @@ export async function timelineView(
     chartSlot,
     count,
     list,
+    problem,
     more,
   );
   if (kind === "job") jobStatusChart(chartSlot, id, namespace, signal);
