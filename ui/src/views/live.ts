@@ -51,6 +51,23 @@ export async function liveView(
     value: query.get("key") ?? "",
     placeholder: "an ID or name",
   });
+  // Moving content must be pausable (WCAG 2.2.2): paused, events wait off the page, counted.
+  const pause = h("button", { type: "button", "aria-pressed": "false" }, "Pause");
+  let paused = false;
+  let waiting: HTMLLIElement[] = [];
+  const show = (items: readonly HTMLLIElement[]) => {
+    for (const item of items) feed.prepend(item);
+    while (feed.childElementCount > MAX_EVENTS) feed.lastElementChild?.remove();
+  };
+  pause.addEventListener("click", () => {
+    paused = !paused;
+    pause.setAttribute("aria-pressed", String(paused));
+    pause.textContent = paused ? "Resume" : "Pause";
+    if (!paused) {
+      show(waiting);
+      waiting = [];
+    }
+  });
   const restart = h(
     "button",
     { type: "button", title: "Forget the last index seen and follow from now" },
@@ -67,6 +84,7 @@ export async function liveView(
     key,
     h("button", { type: "submit" }, "Apply"),
     restart,
+    pause,
     h(
       "p",
       { id: "live-topics-help", class: "hint" },
@@ -123,10 +141,13 @@ export async function liveView(
           if (main.dataset.state !== "loaded") setViewState(main, "loaded", "");
           attempt = 0;
           if (frame.Index === undefined) continue;
-          for (const event of frame.Events ?? []) feed.prepend(eventItem(event));
-          while (feed.childElementCount > MAX_EVENTS) feed.lastElementChild?.remove();
+          const items = (frame.Events ?? []).map(eventItem);
+          if (paused) {
+            waiting.push(...items);
+            if (waiting.length > MAX_EVENTS) waiting = waiting.slice(-MAX_EVENTS);
+          } else show(items);
           localStorage.setItem(LAST_INDEX_KEY, String(frame.Index));
-          status.textContent = `Following: last index seen ${frame.Index}.`;
+          status.textContent = `Following: last index seen ${frame.Index}.${paused ? ` Paused: ${waiting.length} events waiting.` : ""}`;
         }
         status.textContent = "The stream ended; reconnecting…";
       } catch (err) {
@@ -152,11 +173,13 @@ export async function liveView(
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     feed.replaceChildren();
+    waiting = [];
     void follow();
   });
   restart.addEventListener("click", () => {
     localStorage.removeItem(LAST_INDEX_KEY);
     feed.replaceChildren();
+    waiting = [];
     void follow();
   });
   heading.focus();
