@@ -1,3 +1,5 @@
+import { join } from "node:path";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   BROWSER_TIMEOUT_MS,
@@ -9,6 +11,31 @@ import {
   startExplorer,
   unnamedControls,
 } from "./browser.ts";
+
+/** The screenshot README.md shows. */
+const README_SCREENSHOT = join(import.meta.dirname, "..", "..", "docs", "images", "ui-timeline.png");
+
+/**
+ * README's picture of the view (`UPDATE_README_SCREENSHOT=1`): the same page
+ * at three quarters of the pixels, so the whole timeline fits in a small PNG.
+ */
+async function readmeScreenshot(page: Page): Promise<void> {
+  const browser = page.context().browser()!;
+  const context = await browser.newContext({
+    viewport: { width: 1200, height: 700 },
+    deviceScaleFactor: 0.75,
+  });
+  try {
+    const small = await context.newPage();
+    await small.goto(page.url());
+    await small
+      .locator('main#view[data-view="timeline"][data-state="loaded"]')
+      .waitFor({ state: "attached" });
+    await small.screenshot({ path: README_SCREENSHOT, fullPage: true });
+  } finally {
+    await context.close();
+  }
+}
 
 /** max_client_disconnect of an hour: an allocation outlives its node's silence as "unknown". */
 const HOUR_NS = 3_600_000_000_000;
@@ -67,6 +94,7 @@ describe.skipIf(!CHROMIUM_FOUND)("the timeline view in Chromium", () => {
       const { unnamed } = await unnamedControls(ui.page);
       expect(unnamed).toEqual([]);
       await ui.screenshot("timeline");
+      if (process.env.UPDATE_README_SCREENSHOT) await readmeScreenshot(ui.page);
     },
     2 * BROWSER_TIMEOUT_MS,
   );
