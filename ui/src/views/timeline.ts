@@ -62,6 +62,8 @@ export async function timelineView(
   const perPage = Number.isSafeInteger(asked) && asked > 0 ? Math.min(asked, 1000) : PER_PAGE;
   // A long-lived node's timeline is long: its latest transitions are often the question.
   const newestFirst = query.get("order") === "newest";
+  const filter = query.get("filter") ?? "";
+  main.replaceChildren(heading, filterForm(kind, id, query), body);
   const list = h("ol", {
     "data-testid": "timeline",
     class: "timeline",
@@ -80,7 +82,13 @@ export async function timelineView(
     setViewState(main, "loading");
     const page = await getJson<HistoryEntry[]>(
       historyPath(id),
-      { per_page: perPage, next_token: nextToken, namespace, reverse: newestFirst ? "true" : undefined },
+      {
+        per_page: perPage,
+        next_token: nextToken,
+        namespace,
+        filter,
+        reverse: newestFirst ? "true" : undefined,
+      },
       signal,
     );
     const items = page.body.map(transitionItem);
@@ -136,8 +144,59 @@ export async function timelineView(
 
 /** This timeline in the other order, its other parameters kept. */
 function orderHash(kind: string, id: string, query: URLSearchParams, newestFirst: boolean): string {
+  return withParam(kind, id, query, "order", newestFirst ? "newest" : "");
+}
+
+function withParam(kind: string, id: string, query: URLSearchParams, name: string, value: string): string {
   const params: Record<string, string> = Object.fromEntries(query);
-  if (newestFirst) params.order = "newest";
-  else delete params.order;
+  if (value === "") delete params[name];
+  else params[name] = value;
   return routeHash("timeline", [kind, id], params);
+}
+
+/** Task events are most of a running allocation's entries; hiding them leaves its state changes. */
+const WITHOUT_TASK_EVENTS = 'Field != "TaskEvents"';
+
+/**
+ * The API's `filter` (a bexpr over an entry's fields), kept in the URL so a
+ * filtered timeline can be shared; a bad expression is the server's 400, shown.
+ */
+function filterForm(kind: string, id: string, query: URLSearchParams): HTMLFormElement {
+  const current = query.get("filter") ?? "";
+  const input = h("input", {
+    id: "timeline-filter",
+    type: "text",
+    value: current,
+    placeholder: 'Field == "ClientStatus"',
+    "aria-describedby": "timeline-filter-help",
+  });
+  const hideTasks = h("input", {
+    id: "timeline-hide-tasks",
+    type: "checkbox",
+    checked: current === WITHOUT_TASK_EVENTS,
+  });
+  const form = h(
+    "form",
+    { class: "timeline-filter" },
+    h("label", { for: "timeline-filter" }, "Filter"),
+    input,
+    h("button", { type: "submit" }, "Apply"),
+    hideTasks,
+    h("label", { for: "timeline-hide-tasks" }, "Hide task events"),
+    h(
+      "p",
+      { id: "timeline-filter-help", class: "hint" },
+      "A filter expression over Index, Time, Field, From, To, Cause.* and Actor.*; compare From/To after the Field, as in ",
+      h("code", {}, 'Field == "ClientStatus" and To == "failed"'),
+      ".",
+    ),
+  );
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    location.hash = withParam(kind, id, query, "filter", input.value.trim());
+  });
+  hideTasks.addEventListener("change", () => {
+    location.hash = withParam(kind, id, query, "filter", hideTasks.checked ? WITHOUT_TASK_EVENTS : "");
+  });
+  return form;
 }
