@@ -1,6 +1,6 @@
 import { parseHash } from "./router.ts";
 import { getToken, setToken } from "./token.ts";
-import { setViewState, showError } from "./view-state.ts";
+import { markRouted, setViewState, showError } from "./view-state.ts";
 import { clusterView } from "./views/cluster.ts";
 import { diffView } from "./views/diff.ts";
 import { homeView } from "./views/home.ts";
@@ -83,6 +83,9 @@ document.getElementById("skip")?.addEventListener("click", (e) => {
   e.preventDefault();
   main.focus();
 });
-window.addEventListener("hashchange", route);
+window.addEventListener("hashchange", () => {
+  markRouted();
+  route();
+});
 setViewState(main, "loading");
 route();

@@ -21,3 +21,19 @@ export function showError(main: HTMLElement, where: HTMLElement, message: string
   where.replaceChildren(box);
   setViewState(main, "error", message);
 }
+
+let routed = false;
+
+/** Called by the router on navigation: views after the first are reached by navigating. */
+export function markRouted(): void {
+  routed = true;
+}
+
+/**
+ * Moves focus to a new view's heading so a screen reader announces it, but
+ * not on the page's first view: there the keyboard starts at the top (skip
+ * link, navigation, token field).
+ */
+export function focusHeading(heading: HTMLElement): void {
+  if (routed) heading.focus();
+}

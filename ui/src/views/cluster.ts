@@ -3,7 +3,7 @@ import { h, link } from "../dom.ts";
 import { nextChangeAfter } from "../event-stream.ts";
 import { replaceHash, routeHash } from "../router.ts";
 import { latestIndex, loadSnapshot } from "../snapshot.ts";
-import { setViewState, showError } from "../view-state.ts";
+import { focusHeading, setViewState, showError } from "../view-state.ts";
 import { clusterHash, clusterTables } from "./cluster-tables.ts";
 
 /** How long stepping forward waits for a later change before saying there is none yet. */
@@ -187,5 +187,5 @@ export async function clusterView(
   main.replaceChildren(heading, controls, note, body);
   setIndex(current);
   show(current);
-  heading.focus();
+  focusHeading(heading);
 }

@@ -3,7 +3,7 @@ import { h, link, shortId } from "../dom.ts";
 import { replaceHash, routeHash, timelineHash } from "../router.ts";
 import { latestIndex, loadSnapshot, TABLES } from "../snapshot.ts";
 import { diffRows, type RowChange } from "../snapshot-diff.ts";
-import { setViewState, showError } from "../view-state.ts";
+import { focusHeading, setViewState, showError } from "../view-state.ts";
 import { MAX_ROWS } from "./cluster-tables.ts";
 
 /**
@@ -104,7 +104,7 @@ export async function diffView(
       if (!isAbort(err)) showError(main, body, messageOf(err));
     }
   }
-  heading.focus();
+  focusHeading(heading);
 }
 
 const WORDS = { created: "created", changed: "changed", removed: "removed" };

@@ -1,7 +1,7 @@
 import { isAbort, messageOf, postJson } from "../api.ts";
 import { h, link } from "../dom.ts";
 import { routeHash, timelineHash } from "../router.ts";
-import { setViewState, showError } from "../view-state.ts";
+import { focusHeading, setViewState, showError } from "../view-state.ts";
 
 /** The search context of Nomad's `/v1/search` for each timeline kind. */
 const SEARCH_CONTEXT: Readonly<Record<string, string>> = {
@@ -20,8 +20,9 @@ interface SearchAnswer {
 
 /** `#/`: open a timeline by kind and ID (or an ID prefix), and links to the other views. */
 export function homeView(main: HTMLElement, signal: AbortSignal): void {
+  const heading = h("h2", { tabindex: "-1" }, "History explorer");
   main.replaceChildren(
-    h("h2", { tabindex: "-1" }, "History explorer"),
+    heading,
     h(
       "p",
       {},
@@ -57,6 +58,7 @@ export function homeView(main: HTMLElement, signal: AbortSignal): void {
     ),
   );
   setViewState(main, "loaded");
+  focusHeading(heading);
 }
 
 /** Kind, ID (or prefix: matches are listed) and namespace; opens `#/timeline/<kind>/<id>`. */

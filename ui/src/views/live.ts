@@ -3,7 +3,7 @@ import { h, link, shortId } from "../dom.ts";
 import { type StreamEvent, streamFrames } from "../event-stream.ts";
 import { replaceHash, routeHash, timelineHash } from "../router.ts";
 import { latestIndex } from "../snapshot.ts";
-import { setViewState, showError } from "../view-state.ts";
+import { focusHeading, setViewState, showError } from "../view-state.ts";
 
 /** Where the feed resumes after a reload or a server restart. */
 export const LAST_INDEX_KEY = "chronomad.live.lastIndex";
@@ -182,7 +182,7 @@ export async function liveView(
     waiting = [];
     void follow();
   });
-  heading.focus();
+  focusHeading(heading);
   void follow().catch((err: unknown) => {
     if (!isAbort(err)) showError(main, problem, messageOf(err));
   });

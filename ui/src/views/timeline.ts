@@ -2,7 +2,7 @@ import { ApiError, getJson, isAbort, messageOf } from "../api.ts";
 import { h, link } from "../dom.ts";
 import { routeHash } from "../router.ts";
 import type { HistoryEntry } from "../types.ts";
-import { setViewState, showError } from "../view-state.ts";
+import { focusHeading, setViewState, showError } from "../view-state.ts";
 import { openTimelineForm } from "./home.ts";
 import { jobStatusChart } from "./job-status-chart.ts";
 import { transitionItem } from "./transition-item.ts";
@@ -46,7 +46,7 @@ export async function timelineView(
     heading.textContent = "Timeline";
     body.append(openTimelineForm(main, signal));
     setViewState(main, "loaded");
-    heading.focus();
+    focusHeading(heading);
     return;
   }
   if (!historyPath || id === "") {
@@ -139,7 +139,7 @@ export async function timelineView(
     more,
   );
   if (kind === "job") jobStatusChart(chartSlot, id, namespace, signal);
-  heading.focus();
+  focusHeading(heading);
 }
 
 /** This timeline in the other order, its other parameters kept. */
