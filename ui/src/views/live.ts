@@ -217,7 +217,23 @@ function eventItem(event: StreamEvent): HTMLLIElement {
     " ",
     keyPart,
     event.Namespace ? h("span", { class: "ns" }, ` (${event.Namespace})`) : null,
+    event.Payload === undefined ? null : payloadDetails(event.Payload),
   );
+}
+
+/** Payloads are large (a whole job or allocation): drawn only when opened. */
+const MAX_PAYLOAD_CHARS = 20_000;
+
+function payloadDetails(payload: unknown): HTMLDetailsElement {
+  const pre = h("pre", { class: "payload" });
+  const details = h("details", {}, h("summary", {}, "Payload"), pre);
+  details.addEventListener("toggle", () => {
+    if (!details.open || pre.textContent !== "") return;
+    const json = JSON.stringify(payload, null, 2);
+    pre.textContent =
+      json.length > MAX_PAYLOAD_CHARS ? `${json.slice(0, MAX_PAYLOAD_CHARS)}\n… (truncated)` : json;
+  });
+  return details;
 }
 
 /** The stream's `topic` parameters: each `Topic[:Key]`, a key box narrowing the topics that name none. */
