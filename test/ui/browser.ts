@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { expect } from "vitest";
@@ -60,13 +60,20 @@ export interface Explorer {
   lastIndex(): number;
   /** Every node ready and every allocation of `jobID` running, on server and clients. */
   settled(jobID: string, count: number): Promise<void>;
+  /** Stops the server and starts it again on its log, at the same address (the page stays open). */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /** A server with simulated nodes and a headless Chromium page on it; `stop` ends all three. */
 export async function startExplorer(): Promise<Explorer> {
-  const server = await startTestServer({ args: FAST_HEARTBEATS });
-  const stops: (() => Promise<unknown>)[] = [() => server.stop()];
+  // The data directory outlives a restart; removed by stop.
+  let server = await startTestServer({ args: FAST_HEARTBEATS, keepDir: true });
+  const { dataDir, url } = server;
+  const stops: (() => Promise<unknown>)[] = [
+    () => rm(dataDir, { recursive: true, force: true }),
+    () => server.stop(),
+  ];
   const stop = async () => {
     for (const s of stops.splice(0).reverse()) await s().catch(() => undefined);
   };
@@ -110,7 +117,9 @@ export async function startExplorer(): Promise<Explorer> {
     };
 
     return {
-      server,
+      get server() {
+        return server;
+      },
       sim,
       page,
       loaded,
@@ -118,7 +127,7 @@ export async function startExplorer(): Promise<Explorer> {
         // A fresh load: from one hash to another the page keeps its document,
         // and the previous view's "loaded" would answer for the new one.
         await page.goto("about:blank");
-        await page.goto(`${server.url}/ui/#${route}`);
+        await page.goto(`${url}/ui/#${route}`);
         await loaded(viewOf(route));
       },
       screenshot: async (name) => {
@@ -152,6 +161,13 @@ export async function startExplorer(): Promise<Explorer> {
             .filter((a) => a.DesiredStatus === "run" && a.ClientStatus === "running");
           return running.length === count;
         }),
+      restart: async () => {
+        await server.close();
+        server = await startTestServer({
+          dataDir,
+          args: [...FAST_HEARTBEATS, "--http-addr", new URL(url).host, "--rpc-addr", "127.0.0.1:0"],
+        });
+      },
       stop,
     };
   } catch (err) {
