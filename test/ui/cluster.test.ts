@@ -120,6 +120,32 @@ describe.skipIf(!CHROMIUM_FOUND)("the cluster-at-index and diff views in Chromiu
   );
 
   it(
+    "is usable from the keyboard: the skip link first, then the views by their links",
+    async () => {
+      await ui.open(`/cluster?index=${updatedAt}`);
+      const hash = new URL(ui.page.url()).hash;
+      await ui.page.keyboard.press("Tab");
+      expect(await ui.page.evaluate("document.activeElement && document.activeElement.id")).toBe("skip");
+      await ui.page.keyboard.press("Enter");
+      expect(
+        await ui.page.evaluate(
+          "document.activeElement && document.activeElement.closest('main#view') !== null",
+        ),
+      ).toBe(true);
+      expect(new URL(ui.page.url()).hash).toBe(hash);
+
+      await ui.page.locator('nav a[data-nav="diff"]').focus();
+      await ui.page.keyboard.press("Enter");
+      await ui.page.waitForURL((url) => url.hash.startsWith("#/diff"));
+      await ui.loaded("diff");
+      for (const view of ["timeline", "cluster", "diff", "live"]) {
+        expect(await ui.page.locator(`nav a[data-nav="${view}"]`).count(), view).toBe(1);
+      }
+    },
+    2 * BROWSER_TIMEOUT_MS,
+  );
+
+  it(
     "gives every control of each view an accessible name",
     async () => {
       for (const [route, expected] of [
