@@ -46,6 +46,9 @@ export interface Explorer {
   readonly server: TestServer;
   readonly sim: NodeSimulator;
   readonly page: Page;
+  /** What the page logged as errors (a Content-Security-Policy refusal among them), and its uncaught exceptions. */
+  readonly consoleErrors: string[];
+  readonly pageErrors: string[];
   /** Opens `/ui/#<route>` and waits until the view has loaded its data. */
   open(route: string): Promise<void>;
   /** Waits until `main#view` is of `view` and loaded (after a navigation the page made itself). */
@@ -101,6 +104,10 @@ export async function startExplorer(): Promise<Explorer> {
     page.setDefaultTimeout(BROWSER_TIMEOUT_MS);
     const pageErrors: string[] = [];
     page.on("pageerror", (err) => pageErrors.push(err.message));
+    const consoleErrors: string[] = [];
+    page.on("console", (message) => {
+      if (message.type() === "error") consoleErrors.push(`${page.url()}: ${message.text()}`);
+    });
 
     const loaded = async (view: string) => {
       const main = page.locator(`main#view[data-view="${view}"]`);
@@ -122,6 +129,8 @@ export async function startExplorer(): Promise<Explorer> {
       },
       sim,
       page,
+      consoleErrors,
+      pageErrors,
       loaded,
       open: async (route) => {
         // A fresh load: from one hash to another the page keeps its document,

@@ -153,12 +153,18 @@ describe.skipIf(!CHROMIUM_FOUND)("the cluster-at-index and diff views in Chromiu
         [`/cluster?index=${updatedAt}`, ["slider", "spinbutton", "button"]],
         [`/diff?from=1&to=${updatedAt}`, ["spinbutton"]],
         ["/live", ["textbox", "button"]],
+        ["/timeline/job/web", []],
       ] as const) {
         await ui.open(route);
         const { unnamed, roles } = await unnamedControls(ui.page);
         expect(unnamed, route).toEqual([]);
         for (const role of expected) expect([...roles], route).toContain(role);
       }
+      // The job's timeline draws its chart (uPlot), within the page's Content-Security-Policy.
+      expect(await ui.page.locator("main#view canvas").count()).toBeGreaterThan(0);
+      expect(ui.consoleErrors).toEqual([]);
+      expect(ui.pageErrors).toEqual([]);
+      await ui.open("/");
       await ui.screenshot("home");
     },
     3 * BROWSER_TIMEOUT_MS,

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiContext } from "../../../src/api/context.ts";
-import { UI_DIST_DIR, UI_NOT_BUILT, uiAssets } from "../../../src/api/plugins/ui.ts";
+import { CONTENT_SECURITY_POLICY, UI_DIST_DIR, UI_NOT_BUILT, uiAssets } from "../../../src/api/plugins/ui.ts";
 import { type AclServer, startAclServer } from "../../acl/acl-fixtures.ts";
 
 /**
@@ -60,6 +60,14 @@ describe("uiAssets on a built directory", () => {
       expect(res.headers["cache-control"], url).toBe("no-cache");
       expect(res.body, url).toBe(body);
     }
+  });
+
+  it("sends the page with a Content-Security-Policy of its own origin only", async () => {
+    const res = await app.inject({ url: "/ui/" });
+    expect(res.headers["content-security-policy"]).toBe(CONTENT_SECURITY_POLICY);
+    expect(CONTENT_SECURITY_POLICY).toContain("default-src 'self'");
+    expect(CONTENT_SECURITY_POLICY).toContain("frame-ancestors 'none'");
+    expect(res.headers["x-content-type-options"]).toBe("nosniff");
   });
 
   it("answers a HEAD as the GET, without the body", async () => {
