@@ -55,6 +55,8 @@ export interface Explorer {
   loaded(view: string): Promise<void>;
   /** Writes `<name>.png` of the whole page into SCREENSHOT_DIR; returns its path. */
   screenshot(name: string): Promise<string>;
+  /** The X-Nomad-Token of the harness's own API calls (register), when ACLs are on. */
+  token: string | undefined;
   /** PUT /v1/jobs; the index of the job's new version (JobModifyIndex), applied by the server's tables. */
   register(job: Record<string, unknown>): Promise<number>;
   /** The server's allocations of a job (its tables, not the page). */
@@ -68,10 +70,14 @@ export interface Explorer {
   stop(): Promise<void>;
 }
 
-/** A server with simulated nodes and a headless Chromium page on it; `stop` ends all three. */
-export async function startExplorer(): Promise<Explorer> {
+/**
+ * A server with simulated nodes and a headless Chromium page on it; `stop`
+ * ends all three. `args`: the server's flags besides the harness's.
+ */
+export async function startExplorer(options: { args?: readonly string[] } = {}): Promise<Explorer> {
+  const args = [...FAST_HEARTBEATS, ...(options.args ?? [])];
   // The data directory outlives a restart; removed by stop.
-  let server = await startTestServer({ args: FAST_HEARTBEATS, keepDir: true });
+  let server = await startTestServer({ args, keepDir: true });
   const { dataDir, url } = server;
   const stops: (() => Promise<unknown>)[] = [
     () => rm(dataDir, { recursive: true, force: true }),
@@ -123,7 +129,8 @@ export async function startExplorer(): Promise<Explorer> {
       }
     };
 
-    return {
+    const explorer: Explorer = {
+      token: undefined,
       get server() {
         return server;
       },
@@ -148,7 +155,10 @@ export async function startExplorer(): Promise<Explorer> {
       register: async (job) => {
         const res = await server.call("/v1/jobs", {
           method: "PUT",
-          headers: { "content-type": "application/json" },
+          headers: {
+            "content-type": "application/json",
+            ...(explorer.token === undefined ? {} : { "X-Nomad-Token": explorer.token }),
+          },
           body: JSON.stringify({ Job: job }),
         });
         const text = await res.text();
@@ -174,11 +184,12 @@ export async function startExplorer(): Promise<Explorer> {
         await server.close();
         server = await startTestServer({
           dataDir,
-          args: [...FAST_HEARTBEATS, "--http-addr", new URL(url).host, "--rpc-addr", "127.0.0.1:0"],
+          args: [...args, "--http-addr", new URL(url).host, "--rpc-addr", "127.0.0.1:0"],
         });
       },
       stop,
     };
+    return explorer;
   } catch (err) {
     await stop();
     throw err;
