@@ -110,6 +110,27 @@ describe.skipIf(!CHROMIUM_FOUND)("the live view in Chromium", () => {
     },
     3 * BROWSER_TIMEOUT_MS,
   );
+
+  it(
+    "filters the feed by topic, keeping the filter in the URL",
+    async () => {
+      await ui.open("/live");
+      await ui.page.locator("input#live-topics").fill("Job");
+      await ui.page.locator("input#live-topics").press("Enter");
+      await ui.page.waitForURL((url) => url.hash.includes("topics=Job"));
+      const from = await ui.register(serviceJob("live-e", 1));
+      // The job's PlanResult follows its placement: by then the allocation's own events were sent too.
+      await ui.page
+        .locator(
+          'ol[data-testid="live-feed"] li[data-testid="event"][data-topic="Job"][data-key="live-e"][data-type="PlanResult"]',
+        )
+        .waitFor();
+      const later = (await shown()).filter((e) => e.index >= from);
+      expect(later.length).toBeGreaterThan(0);
+      expect(later.filter((e) => e.topic !== "Job")).toEqual([]);
+    },
+    2 * BROWSER_TIMEOUT_MS,
+  );
 });
 
 if (!CHROMIUM_FOUND) {
