@@ -10,6 +10,10 @@ import {
   unnamedControls,
 } from "./browser.ts";
 
+/** Whether the page's address is the cluster at index `n`. */
+const atIndex = (url: URL, n: number) =>
+  new URLSearchParams(url.hash.split("?")[1] ?? "").get("index") === String(n);
+
 /**
  * The cluster as it was at an index (the slider, typed, the keyboard) and
  * the diff between two indexes, in Chromium against a real server whose
@@ -41,7 +45,7 @@ describe.skipIf(!CHROMIUM_FOUND)("the cluster-at-index and diff views in Chromiu
 
       const slider = ui.page.locator("input#index-slider[type=range]");
       await slider.fill(String(updatedAt - 1));
-      await ui.page.waitForURL((url) => url.hash.includes(`index=${updatedAt - 1}`));
+      await ui.page.waitForURL((url) => atIndex(url, updatedAt - 1));
       await ui.page
         .locator('table[data-table="jobs"] tr[data-id="web"] td[data-col="Version"]', {
           hasText: /^\s*0\s*$/,
@@ -69,13 +73,13 @@ describe.skipIf(!CHROMIUM_FOUND)("the cluster-at-index and diff views in Chromiu
       const slider = ui.page.locator("input#index-slider");
       await slider.focus();
       await ui.page.keyboard.press("ArrowLeft");
-      await ui.page.waitForURL((url) => url.hash.includes(`index=${start - 1}`));
+      await ui.page.waitForURL((url) => atIndex(url, start - 1));
       expect(await slider.inputValue()).toBe(String(start - 1));
       await versionCell()
         .filter({ hasText: /^\s*0\s*$/ })
         .waitFor();
       await ui.page.keyboard.press("ArrowRight");
-      await ui.page.waitForURL((url) => url.hash.includes(`index=${start}`));
+      await ui.page.waitForURL((url) => atIndex(url, start));
       expect(await slider.inputValue()).toBe(String(start));
       await versionCell()
         .filter({ hasText: /^\s*1\s*$/ })
@@ -117,6 +121,31 @@ describe.skipIf(!CHROMIUM_FOUND)("the cluster-at-index and diff views in Chromiu
       await ui.screenshot("diff-changed");
     },
     3 * BROWSER_TIMEOUT_MS,
+  );
+
+  it(
+    "steps back and forward from one change to the next",
+    async () => {
+      await ui.open(`/cluster?index=${updatedAt}`);
+      const indexNow = async () => Number(new URL(ui.page.url()).hash.match(/index=(\d+)/)?.[1]);
+      await ui.page.locator("button#step-back").click();
+      await ui.page.waitForURL((url) => !atIndex(url, updatedAt));
+      await versionCell()
+        .filter({ hasText: /^\s*0\s*$/ })
+        .waitFor();
+      await ui.loaded("cluster");
+      const back = await indexNow();
+      expect(back).toBeLessThan(updatedAt);
+
+      await ui.page.locator("button#step-forward").click();
+      await ui.page.waitForURL((url) => !atIndex(url, back));
+      await versionCell()
+        .filter({ hasText: /^\s*1\s*$/ })
+        .waitFor();
+      await ui.loaded("cluster");
+      expect(await indexNow()).toBeGreaterThanOrEqual(updatedAt);
+    },
+    2 * BROWSER_TIMEOUT_MS,
   );
 
   it(
