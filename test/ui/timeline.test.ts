@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { NodeRow } from "../../projections/nodes.ts";
 import {
   BROWSER_TIMEOUT_MS,
   CHROMIUM_FOUND,
@@ -48,6 +49,7 @@ const HOUR_NS = 3_600_000_000_000;
 describe.skipIf(!CHROMIUM_FOUND)("the timeline view in Chromium", () => {
   let ui: Explorer;
   let allocID: string;
+  let nodeID: string;
   beforeAll(async () => {
     ui = await startExplorer();
     await ui.register(serviceJob("web", 3, {}, { MaxClientDisconnect: HOUR_NS }));
@@ -55,6 +57,7 @@ describe.skipIf(!CHROMIUM_FOUND)("the timeline view in Chromium", () => {
     const alloc = ui.allocs("web")[0]!;
     allocID = alloc.ID;
     const node = ui.sim.nodes.find((n) => n.id === alloc.NodeID)!;
+    nodeID = node.id;
     node.silence();
     await eventually("the silent node's allocation unknown", () =>
       ui.allocs("web").some((a) => a.ID === allocID && a.ClientStatus === "unknown"),
@@ -64,6 +67,10 @@ describe.skipIf(!CHROMIUM_FOUND)("the timeline view in Chromium", () => {
       const a = ui.allocs("web").find((x) => x.ID === allocID);
       return a?.ClientStatus === "running" && a.AllocStates?.length === 2;
     });
+    await eventually(
+      "the node ready again",
+      () => ui.server.store.table<NodeRow>("nodes").get(nodeID)?.Status === "ready",
+    );
   }, 4 * BROWSER_TIMEOUT_MS);
   afterAll(async () => ui?.stop());
 
@@ -95,6 +102,24 @@ describe.skipIf(!CHROMIUM_FOUND)("the timeline view in Chromium", () => {
       expect(unnamed).toEqual([]);
       await ui.screenshot("timeline");
       if (process.env.UPDATE_README_SCREENSHOT) await readmeScreenshot(ui.page);
+    },
+    2 * BROWSER_TIMEOUT_MS,
+  );
+
+  it(
+    "shows the node's timeline: disconnected, then ready again",
+    async () => {
+      await ui.open(`/timeline/node/${nodeID}`);
+      const statuses = await ui.page
+        .locator(
+          'ol[data-testid="timeline"] li[data-testid="transition"][data-field="Status"] [data-part="to"]',
+        )
+        .allTextContents();
+      const shown = statuses.map((t) => t.trim());
+      const disconnected = shown.indexOf("disconnected");
+      expect(disconnected, shown.join(", ")).toBeGreaterThanOrEqual(0);
+      expect(shown.slice(disconnected + 1), shown.join(", ")).toContain("ready");
+      await ui.screenshot("timeline-node");
     },
     2 * BROWSER_TIMEOUT_MS,
   );
