@@ -52,7 +52,7 @@ async function main() {
     const message = [
       "build-ui: esbuild is not installed (it is a devDependency; installs with --omit=dev skip it),",
       "so the history explorer (/ui/) is not built and the server answers /ui/ with 503.",
-      "To build it: `npm install --no-save esbuild` (or a full `npm ci`), then `npm run build:ui`.",
+      "To build it: install the devDependencies too (`npm ci` without --omit=dev), then `npm run build:ui`.",
     ].join("\n");
     console.error(message);
     return preparing ? 0 : 1;
