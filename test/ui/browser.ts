@@ -63,7 +63,7 @@ export interface Explorer {
   allocs(jobID: string): AllocRow[];
   /** The index of the last record applied. */
   lastIndex(): number;
-  /** Every node ready and every allocation of `jobID` running, on server and clients. */
+  /** `count` allocations of `jobID` running, as the server's tables have them. */
   settled(jobID: string, count: number): Promise<void>;
   /** Stops the server and starts it again on its log, at the same address (the page stays open). */
   restart(): Promise<void>;
