@@ -21,7 +21,16 @@ export default defineConfig({
     pool: "forks",
     reporters: ["default"],
     projects: [
-      { extends: true, test: { name: "main", include: ["test/**/*.test.ts"], env } },
+      {
+        extends: true,
+        // Builds ui/dist when stale, for the browser tests (test/ui) and /ui/'s routes.
+        test: {
+          name: "main",
+          include: ["test/**/*.test.ts"],
+          env,
+          globalSetup: ["test/ui/build-ui.global.ts"],
+        },
+      },
       ...[1, 3].map((n) => ({
         extends: true as const,
         test: {

@@ -54,6 +54,9 @@ trap cleanup EXIT
 
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 base="http://127.0.0.1:$port"
+# The history explorer's files (/ui/*, in the document) are fuzzed too: built
+# first if missing, as `npm ci` builds them, since its "not built" answer is a 503.
+[ -d ui/dist ] || node scripts/build-ui.mjs >&2
 node --max-semi-space-size=32 bin/chronomad.js serve \
   --http-addr "127.0.0.1:$port" --data-dir "$work/data" --fsync never >"$work/server.log" 2>&1 &
 server_pid=$!

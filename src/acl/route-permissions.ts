@@ -64,6 +64,11 @@ const submitInWriteNamespace = (rpc: string) =>
 const ENTRIES: readonly Entry[] = [
   // chronomad's own: the shape of the routes, no cluster data; tools read it before they hold a token.
   ["GET /v1/openapi.json", PUBLIC],
+  // The history explorer's static files (src/api/plugins/ui.ts): public as Nomad's UI assets are;
+  // the page asks the API with the user's own token.
+  ["GET /", PUBLIC],
+  ["GET /ui", PUBLIC],
+  ["GET /ui/*", PUBLIC],
 
   // ---- status, agent, regions, metrics ----
   ["GET /v1/status/leader", PUBLIC], // Status.Leader: none (authentication error ignored)

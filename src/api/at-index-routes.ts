@@ -36,6 +36,9 @@ const FROM_THE_CLIENT = "it is answered by a client agent now, not state the log
 export const AT_INDEX_ROUTES: Readonly<Record<ReadRouteKey, AtIndexSupport>> = {
   // ---- no log state: this agent, its configuration, the election now, live streams ----
   "GET /v1/openapi.json": refused("it describes the API's routes, not state the log holds"),
+  "GET /": refused("it redirects to the history explorer's page, not state the log holds"),
+  "GET /ui": refused("it redirects to the history explorer's page, not state the log holds"),
+  "GET /ui/*": refused("it serves the history explorer's files, not state the log holds"),
   "GET /v1/status/leader": refused(
     "it answers the leader this server sees now; the state hash at an index names that index's leader",
   ),

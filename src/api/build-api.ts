@@ -67,6 +67,7 @@ import { searchPlugin } from "./plugins/search.ts";
 import { servicesPlugin } from "./plugins/services.ts";
 import { statusPlugin } from "./plugins/status.ts";
 import { systemPlugin } from "./plugins/system.ts";
+import { uiPlugin } from "./plugins/ui.ts";
 import { validatePlugin } from "./plugins/validate.ts";
 import { variablesPlugin } from "./plugins/variables.ts";
 import { wellKnownPlugin } from "./plugins/well-known.ts";
@@ -129,6 +130,7 @@ const PLUGINS = [
   aclPoliciesPlugin,
   aclRolesPlugin,
   aclLoginPlugin,
+  uiPlugin,
 ];
 
 /**
