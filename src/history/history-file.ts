@@ -21,8 +21,8 @@ import { frameChecksum } from "../log/file/format.ts";
  * the source of truth, so it is not fsynced per chunk. `history.idx`
  * checkpoints the pointers, the file length they cover and the last log
  * index applied; opening reads the checkpoint and scans only the chunks
- * written after it. A chunk whose checksum fails at the tail (a crash while
- * writing) is cut off with a warning; anything worse makes `open` report
+ * written after it. A chunk whose checksum fails at the tail, or chunks
+ * after the last mark (a crash while writing), are cut off with a warning; anything worse makes `open` report
  * the file as unusable, and the caller rebuilds it from the log.
  *
  * Layout of `history.log`:
@@ -34,7 +34,10 @@ import { frameChecksum } from "../log/file/format.ts";
  *     12 payload: head (msgpack [key, prevOffset, prevLength, index, count]),
  *        then the entries (msgpack array of HistoryEntry)
  * `count` is the object's number of entries up to and including the chunk,
- * so a scan learns everything it needs from the small head alone.
+ * so a scan learns everything it needs from the small head alone. After
+ * each applied batch of log records, a mark (a chunk with the empty key and
+ * no entries, its index the batch's last) says the batch is whole: a scan
+ * after a crash keeps the chunks up to the last mark and cuts the rest.
  */
 
 const MAGIC = Buffer.from("CMHISTRY", "latin1");
@@ -46,6 +49,8 @@ const FLUSH_BYTES = 256 * 1024;
 /** How many bytes an open scan reads at a time (then yields the event loop). */
 const SCAN_BYTES = 4 * 1024 * 1024;
 const LOG_NAME = "history.log";
+/** The key of an applied mark: no object's key is empty. */
+const MARK_KEY = "";
 const INDEX_NAME = "history.idx";
 
 /** Where an object's newest chunk is, and what its history holds in all. */
@@ -53,8 +58,6 @@ interface Pointer {
   offset: number;
   length: number;
   count: number;
-  /** The log index of the newest chunk: a record at or below it was already written for this object. */
-  index: number;
 }
 
 /** One chunk read back: the entries one record added, and where the previous chunk is. */
@@ -77,7 +80,7 @@ interface Checkpoint {
   readonly length: number;
   readonly applied: number;
   readonly keys: readonly string[];
-  /** offset, length, count, index of each key, flattened (four numbers per key). */
+  /** offset, length, count of each key, flattened (three numbers per key). */
   readonly pointers: readonly number[];
 }
 
@@ -88,6 +91,7 @@ export class HistoryFile {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private appliedIndex = 0;
+  private checkpointed = 0;
   private closed = false;
 
   private constructor(
@@ -125,6 +129,11 @@ export class HistoryFile {
     return this.appliedIndex;
   }
 
+  /** Bytes appended since the last checkpoint (what the next open would scan). */
+  get bytesSinceCheckpoint(): number {
+    return this.written + this.pendingBytes - this.checkpointed;
+  }
+
   /** How many objects have a history. */
   get objects(): number {
     return this.pointers.size;
@@ -136,40 +145,50 @@ export class HistoryFile {
   }
 
   /**
-   * Adds the entries record `index` made for `key`. A record at or below the
-   * object's newest chunk was already written (a catch-up feeding it again),
-   * and is skipped.
+   * Adds the entries record `index` made for `key` (one record may change an
+   * object several times: each change is a chunk). Records at or below the
+   * applied index are in the file already (a catch-up feeding them again)
+   * and are skipped.
    */
   append(key: string, index: number, entries: readonly HistoryEntry[]): void {
-    if (entries.length === 0) return;
+    if (entries.length === 0 || index <= this.appliedIndex) return;
     const last = this.pointers.get(key);
-    if (last !== undefined && index <= last.index) return;
     const count = (last?.count ?? 0) + entries.length;
-    const head = packPlain([key, last?.offset ?? -1, last?.length ?? 0, index, count]);
-    const body = packPlain(entries);
-    const chunk = Buffer.allocUnsafe(CHUNK_HEADER_SIZE + head.length + body.length);
-    chunk.set(head, CHUNK_HEADER_SIZE);
-    chunk.set(body, CHUNK_HEADER_SIZE + head.length);
-    chunk.writeUInt32LE(head.length + body.length, 0);
-    chunk.writeUInt32LE(frameChecksum(chunk, CHUNK_HEADER_SIZE), 4);
-    chunk.writeUInt32LE(head.length, 8);
-    const offset = this.written + this.pendingBytes;
-    this.pending.push(chunk);
-    this.pendingBytes += chunk.length;
-    if (last === undefined) this.pointers.set(key, { offset, length: chunk.length, count, index });
+    const length = this.write([key, last?.offset ?? -1, last?.length ?? 0, index, count], entries);
+    const offset = this.written + this.pendingBytes - length;
+    if (last === undefined) this.pointers.set(key, { offset, length, count });
     else {
       last.offset = offset;
-      last.length = chunk.length;
+      last.length = length;
       last.count = count;
-      last.index = index;
     }
     if (this.pendingBytes >= FLUSH_BYTES) this.flush();
   }
 
-  /** Records up to `index` are all in: said once per applied batch. */
+  /**
+   * Records up to `index` are all in: said once per applied batch. A mark
+   * goes in the file, so a scan after a crash keeps whole batches only.
+   */
   markApplied(index: number): void {
-    if (index > this.appliedIndex) this.appliedIndex = index;
+    if (index <= this.appliedIndex) return;
+    this.write([MARK_KEY, -1, 0, index, 0], []);
+    this.appliedIndex = index;
     this.flush();
+  }
+
+  /** Queues one chunk; returns its length. */
+  private write(head: ChunkHead, entries: readonly HistoryEntry[]): number {
+    const headBytes = packPlain(head);
+    const body = packPlain(entries);
+    const chunk = Buffer.allocUnsafe(CHUNK_HEADER_SIZE + headBytes.length + body.length);
+    chunk.set(headBytes, CHUNK_HEADER_SIZE);
+    chunk.set(body, CHUNK_HEADER_SIZE + headBytes.length);
+    chunk.writeUInt32LE(headBytes.length + body.length, 0);
+    chunk.writeUInt32LE(frameChecksum(chunk, CHUNK_HEADER_SIZE), 4);
+    chunk.writeUInt32LE(headBytes.length, 8);
+    this.pending.push(chunk);
+    this.pendingBytes += chunk.length;
+    return chunk.length;
   }
 
   /**
@@ -227,9 +246,10 @@ export class HistoryFile {
     const pointers: number[] = [];
     for (const [key, p] of this.pointers) {
       keys.push(key);
-      pointers.push(p.offset, p.length, p.count, p.index);
+      pointers.push(p.offset, p.length, p.count);
     }
     const data: Checkpoint = { length: this.written, applied: this.appliedIndex, keys, pointers };
+    this.checkpointed = this.written;
     const body = packPlain(data);
     const framed = Buffer.allocUnsafe(8 + body.length);
     framed.set(body, 8);
@@ -267,14 +287,15 @@ export class HistoryFile {
     return bytes;
   }
 
-  /** Empties the file (a rebuild follows). */
-  private reset(): void {
+  /** Empties the file: the caller feeds it every record again (a rebuild). */
+  reset(): void {
     ftruncateSync(this.fd, 0);
     const header = Buffer.alloc(HEADER_SIZE);
     MAGIC.copy(header, 0);
     header.writeUInt32LE(FORMAT_VERSION, 8);
     writeSync(this.fd, header, 0, header.length, 0);
     this.written = HEADER_SIZE;
+    this.checkpointed = 0;
     this.pointers.clear();
     this.pending = [];
     this.pendingBytes = 0;
@@ -303,10 +324,9 @@ export class HistoryFile {
       for (let i = 0; i < checkpoint.keys.length; i++) {
         const p = checkpoint.pointers;
         this.pointers.set(checkpoint.keys[i]!, {
-          offset: p[4 * i]!,
-          length: p[4 * i + 1]!,
-          count: p[4 * i + 2]!,
-          index: p[4 * i + 3]!,
+          offset: p[3 * i]!,
+          length: p[3 * i + 1]!,
+          count: p[3 * i + 2]!,
         });
       }
       this.appliedIndex = checkpoint.applied;
@@ -325,6 +345,7 @@ export class HistoryFile {
       ftruncateSync(this.fd, scanned);
     }
     this.written = scanned;
+    this.checkpointed = from;
     return true;
   }
 
@@ -345,13 +366,25 @@ export class HistoryFile {
   }
 
   /**
-   * Follows the chunks from `from` to the end, taking each one's pointer.
-   * Returns where the last whole chunk ends, or undefined when a chunk
-   * before the tail is damaged.
+   * Follows the chunks from `from` to the end, taking each one's pointer as
+   * of the last applied mark: chunks after it belong to a batch whose end
+   * was never written, and are cut off with the torn tail. Returns where the
+   * kept chunks end, or undefined when a chunk before the tail is damaged.
    */
   private async scan(from: number, size: number): Promise<number | undefined> {
     let at = from;
+    let kept = from;
     const started = Date.now();
+    /** Pointers of the chunks since the last mark: taken when the next mark says their batch is whole. */
+    const staged: [string, Pointer][] = [];
+    const take = (head: ChunkHead, offset: number, length: number) => {
+      if (head[0] === MARK_KEY) {
+        for (const [key, p] of staged) this.pointers.set(key, p);
+        staged.length = 0;
+        this.appliedIndex = head[3];
+        kept = offset + length;
+      } else staged.push([head[0], { offset, length, count: head[4] }]);
+    };
     while (at < size) {
       const want = Math.min(SCAN_BYTES, size - at);
       const buf = Buffer.allocUnsafe(want);
@@ -360,13 +393,10 @@ export class HistoryFile {
       while (pos + CHUNK_HEADER_SIZE <= got) {
         const length = buf.readUInt32LE(pos);
         const end = pos + CHUNK_HEADER_SIZE + length;
-        if (end > got) {
-          if (at + pos + CHUNK_HEADER_SIZE + length > size) return at + pos;
-          break;
-        }
+        if (end > got) break;
         if (buf.readUInt32LE(pos + 4) !== frameChecksum(buf, pos + CHUNK_HEADER_SIZE, end)) {
           // Damage at the very end is a torn write; anywhere else the file cannot be trusted.
-          if (at + end >= size) return at + pos;
+          if (at + end >= size) return kept;
           this.logger.warn(
             { dir: this.dir, offset: at + pos },
             "history file damaged: rebuilding it from the log",
@@ -377,42 +407,29 @@ export class HistoryFile {
         const head = unpackPlain(
           buf.subarray(pos + CHUNK_HEADER_SIZE, pos + CHUNK_HEADER_SIZE + headLength),
         ) as ChunkHead;
-        const key = head[0];
-        const p = this.pointers.get(key);
-        const chunkLength = CHUNK_HEADER_SIZE + length;
-        if (p === undefined)
-          this.pointers.set(key, { offset: at + pos, length: chunkLength, count: head[4], index: head[3] });
-        else {
-          p.offset = at + pos;
-          p.length = chunkLength;
-          p.count = head[4];
-          p.index = head[3];
-        }
-        if (head[3] > this.appliedIndex) this.appliedIndex = head[3];
+        take(head, at + pos, CHUNK_HEADER_SIZE + length);
         pos = end;
       }
       if (pos === 0) {
-        // A chunk larger than the scan window.
-        const length = buf.readUInt32LE(0);
-        if (at + CHUNK_HEADER_SIZE + length > size) return at;
+        // A chunk larger than the scan window, or a header cut short at the end.
+        const length = got >= CHUNK_HEADER_SIZE ? buf.readUInt32LE(0) : Number.POSITIVE_INFINITY;
+        if (at + CHUNK_HEADER_SIZE + length > size) break;
         const whole = Buffer.allocUnsafe(CHUNK_HEADER_SIZE + length);
         readSync(this.fd, whole, 0, whole.length, at);
-        const head = decodeChunk(whole, at).head;
-        this.pointers.set(head[0], { offset: at, length: whole.length, count: head[4], index: head[3] });
-        if (head[3] > this.appliedIndex) this.appliedIndex = head[3];
+        take(decodeChunk(whole, at).head, at, whole.length);
         pos = whole.length;
       }
       at += pos;
       // Let the loop breathe between windows.
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    if (at > from) {
+    if (kept > from) {
       this.logger.info(
-        { dir: this.dir, bytes: at - from, ms: Date.now() - started },
+        { dir: this.dir, bytes: kept - from, ms: Date.now() - started },
         "history file: caught up with the chunks written after its index",
       );
     }
-    return at;
+    return kept;
   }
 }
 
