@@ -93,6 +93,29 @@ export class HistoryStore {
     return end === all.length ? all : all.slice(0, end);
   }
 
+  /**
+   * The newest entries of the object (up to `atIndex`), in log order: at
+   * least `least` of them when it has that many, and every entry of the
+   * oldest index taken, so an entry's position within its index (the `n` of
+   * a page token) is the same as in the whole history. Reads only the
+   * chunks it needs: a reverse page of a long history costs a few reads.
+   */
+  newest(key: string, least: number, atIndex?: number): HistoryEntry[] {
+    const chunks: (readonly HistoryEntry[])[] = [];
+    let taken = 0;
+    let boundary = Number.POSITIVE_INFINITY;
+    for (const chunk of this.file.chunksNewestFirst(key)) {
+      if (atIndex !== undefined && chunk.index > atIndex) continue;
+      if (taken >= least && chunk.index < boundary) break;
+      chunks.push(chunk.entries);
+      taken += chunk.entries.length;
+      if (taken >= least && boundary === Number.POSITIVE_INFINITY) boundary = chunk.index;
+    }
+    const entries: HistoryEntry[] = [];
+    for (let i = chunks.length - 1; i >= 0; i--) for (const e of chunks[i]!) entries.push(e);
+    return entries;
+  }
+
   async close(): Promise<void> {
     for (const s of this.subscriptions) s.unsubscribe();
     this.subscriptions = [];

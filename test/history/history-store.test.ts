@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { HistoryEntry, HistoryRow } from "../../projections/history.ts";
+import { pageOfEntries } from "../../src/api/history-pages.ts";
 import type { EventLog } from "../../src/log/event-log.ts";
 import { VirtualClock } from "../../src/util/clock.ts";
 import { replayStore } from "../replay-store.ts";
@@ -98,6 +99,14 @@ describe("history store", () => {
     const then = await withSnapshot.call(`/v1/allocation/${id}/history?namespace=${ns}&at_index=${past}`);
     expect(then.status).toBe(200);
     expect(await then.json()).toEqual(whole.filter((e) => e.Index <= past));
+    // The newest page read from the newest chunks alone is the page of the whole history, token included.
+    for (const [key, entries] of expected) {
+      for (const perPage of [1, 2, 5]) {
+        const list = { perPage, nextToken: "", reverse: true, filter: undefined };
+        const fromNewest = await pageOfEntries(withSnapshot.history.newest(key, perPage + 1, last), list);
+        expect(fromNewest, key).toEqual(await pageOfEntries(entries, list));
+      }
+    }
     await withSnapshot.close();
 
     await rm(join(dataDir, "snapshots"), { recursive: true, force: true });

@@ -95,7 +95,12 @@ export const historyPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) =>
           throw ApiError.forbidden();
         }
         // The entries are on disk; as of a past index, those up to it (the row says the object had some then).
-        const entries = ctx.history.entries(found.Key, request.view.atIndex);
+        // The newest page alone (a reverse page without token or filter) reads only the newest chunks.
+        const newestPage =
+          list.reverse && list.perPage > 0 && list.nextToken === "" && list.filter === undefined;
+        const entries = newestPage
+          ? ctx.history.newest(found.Key, list.perPage + 1, request.view.atIndex)
+          : ctx.history.entries(found.Key, request.view.atIndex);
         const page = await badRequestOnQueryError(() => pageOfEntries(entries, list));
         if (page.nextToken !== "") reply.header("X-Nomad-NextToken", page.nextToken);
         return page.items;
