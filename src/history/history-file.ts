@@ -96,7 +96,7 @@ export class HistoryFile {
 
   private constructor(
     readonly dir: string,
-    private readonly fd: number,
+    private fd: number,
     private readonly logger: Logger,
   ) {}
 
@@ -178,17 +178,80 @@ export class HistoryFile {
 
   /** Queues one chunk; returns its length. */
   private write(head: ChunkHead, entries: readonly HistoryEntry[]): number {
-    const headBytes = encodeHead(head);
-    const body = packPlain(entries);
-    const chunk = Buffer.allocUnsafe(CHUNK_HEADER_SIZE + headBytes.length + body.length);
-    chunk.set(headBytes, CHUNK_HEADER_SIZE);
-    chunk.set(body, CHUNK_HEADER_SIZE + headBytes.length);
-    chunk.writeUInt32LE(headBytes.length + body.length, 0);
-    chunk.writeUInt32LE(frameChecksum(chunk, CHUNK_HEADER_SIZE), 4);
-    chunk.writeUInt32LE(headBytes.length, 8);
+    const chunk = encodeChunk(head, entries);
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
     return chunk.length;
+  }
+
+  /**
+   * Rewrites the file with only the entries `keep` accepts (history_retention):
+   * each object's kept entries as chunks of their own chain, then a mark of
+   * the applied index; the new file replaces the old one by a rename. Only
+   * before the file is fed (at open): nothing is appended meanwhile. Runs in
+   * slices of a few milliseconds. The log is not touched: a rebuild brings
+   * everything back.
+   */
+  async compact(
+    keep: (entry: HistoryEntry) => boolean,
+  ): Promise<{ readonly kept: number; readonly dropped: number }> {
+    this.flush();
+    const path = join(this.dir, LOG_NAME);
+    const temp = join(this.dir, `${LOG_NAME}.compact`);
+    const out = openSync(temp, "w");
+    const header = Buffer.alloc(HEADER_SIZE);
+    MAGIC.copy(header, 0);
+    header.writeUInt32LE(FORMAT_VERSION, 8);
+    const buffers: Buffer[] = [header];
+    let size = HEADER_SIZE;
+    let buffered = HEADER_SIZE;
+    const put = (chunk: Buffer) => {
+      buffers.push(chunk);
+      size += chunk.length;
+      buffered += chunk.length;
+      if (buffered >= FLUSH_BYTES) {
+        writeAll(out, Buffer.concat(buffers, buffered));
+        buffers.length = 0;
+        buffered = 0;
+      }
+    };
+    const pointers = new Map<string, Pointer>();
+    let kept = 0;
+    let dropped = 0;
+    let slice = performance.now();
+    try {
+      for (const key of this.pointers.keys()) {
+        const chunks = [...this.chunksNewestFirst(key)].reverse();
+        let last: Pointer | undefined;
+        for (const c of chunks) {
+          const entries = c.entries.filter(keep);
+          dropped += c.entries.length - entries.length;
+          if (entries.length === 0) continue;
+          kept += entries.length;
+          const count = (last?.count ?? 0) + entries.length;
+          const chunk = encodeChunk([key, last?.offset ?? -1, last?.length ?? 0, c.index, count], entries);
+          last = { offset: size, length: chunk.length, count };
+          put(chunk);
+        }
+        if (last !== undefined) pointers.set(key, last);
+        if (performance.now() - slice > 5) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          slice = performance.now();
+        }
+      }
+      put(encodeChunk([MARK_KEY, -1, 0, this.appliedIndex, 0], []));
+      if (buffered > 0) writeAll(out, Buffer.concat(buffers, buffered));
+    } finally {
+      closeSync(out);
+    }
+    await rename(temp, path);
+    closeSync(this.fd);
+    this.fd = openSync(path, "a+");
+    this.pointers.clear();
+    for (const [key, p] of pointers) this.pointers.set(key, p);
+    this.written = size;
+    await this.checkpoint();
+    return { kept, dropped };
   }
 
   /**
@@ -433,6 +496,24 @@ export class HistoryFile {
 
 /** [key, prevOffset, prevLength, index, count] */
 type ChunkHead = [string, number, number, number, number];
+
+/** One chunk: its header, its head, its entries. */
+function encodeChunk(head: ChunkHead, entries: readonly HistoryEntry[]): Buffer {
+  const headBytes = encodeHead(head);
+  const body = packPlain(entries);
+  const chunk = Buffer.allocUnsafe(CHUNK_HEADER_SIZE + headBytes.length + body.length);
+  chunk.set(headBytes, CHUNK_HEADER_SIZE);
+  chunk.set(body, CHUNK_HEADER_SIZE + headBytes.length);
+  chunk.writeUInt32LE(headBytes.length + body.length, 0);
+  chunk.writeUInt32LE(frameChecksum(chunk, CHUNK_HEADER_SIZE), 4);
+  chunk.writeUInt32LE(headBytes.length, 8);
+  return chunk;
+}
+
+function writeAll(fd: number, bytes: Buffer): void {
+  let done = 0;
+  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+}
 
 /** Fixed fields of a head, before its key. */
 const HEAD_FIXED = 24;

@@ -145,4 +145,31 @@ describe("HistoryFile", () => {
     expect(other.rebuild).toBe(true);
     await other.file.close();
   });
+
+  it("compacts to the entries a retention keeps, and goes on from there", async () => {
+    const first = await HistoryFile.open(dir, pino({ level: "silent" }));
+    const fed = feed(first.file, 1, 200);
+    const cutoff = entry(120, "", null).Time;
+    const { kept, dropped } = await first.file.compact((e) => e.Time >= cutoff);
+    const expected = new Map([...fed].map(([k, v]) => [k, v.filter((e) => e.Index >= 120)]));
+    expect(kept + dropped).toBe([...fed.values()].reduce((n, v) => n + v.length, 0));
+    expect(dropped).toBeGreaterThan(0);
+    for (const [key, entries] of expected) {
+      expect(first.file.entries(key)).toEqual(entries);
+      expect(first.file.count(key)).toBe(entries.length);
+    }
+    expect(first.file.applied).toBe(200);
+    // Fed on after the compaction, then reopened from its index and from a scan.
+    for (const [key, more] of feed(first.file, 201, 230)) expected.set(key, [...expected.get(key)!, ...more]);
+    await first.file.close();
+    const again = await HistoryFile.open(dir, pino({ level: "silent" }));
+    for (const [key, entries] of expected) expect(again.file.entries(key)).toEqual(entries);
+    await again.file.close();
+    await rm(join(dir, "history.idx"));
+    const scanned = await HistoryFile.open(dir, pino({ level: "silent" }));
+    expect(scanned.rebuild).toBe(false);
+    expect(scanned.file.applied).toBe(230);
+    for (const [key, entries] of expected) expect(scanned.file.entries(key)).toEqual(entries);
+    await scanned.file.close();
+  });
 });
