@@ -110,6 +110,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
   const history = await HistoryStore.open(
     config.log === "memory:" || config.readOnly ? undefined : join(config.dataDir, "history"),
     logger.child({ component: "history" }),
+    { ms: config.historyRetention, now: clock.now() },
   );
   const store = new Store({
     log,

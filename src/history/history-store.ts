@@ -33,9 +33,23 @@ export class HistoryStore {
    * directory of its own when there is none (a memory log, a read-only
    * server, which writes nothing to its data dir).
    */
-  static async open(dir: string | undefined, logger: Logger): Promise<HistoryStore> {
+  static async open(
+    dir: string | undefined,
+    logger: Logger,
+    retention: { readonly ms: number; readonly now: number } = { ms: 0, now: 0 },
+  ): Promise<HistoryStore> {
     const ownDir = dir === undefined ? await mkdtemp(join(tmpdir(), "chronomad-history-")) : undefined;
     const { file, rebuild } = await HistoryFile.open(dir ?? ownDir!, logger);
+    if (retention.ms > 0 && !rebuild) {
+      // history_retention: entries older than the cutoff leave the derived file; the log keeps them.
+      const cutoff = new Date(retention.now - retention.ms).toISOString();
+      const started = performance.now();
+      const { kept, dropped } = await file.compact((e) => e.Time >= cutoff);
+      logger.info(
+        { cutoff, kept, dropped, ms: Math.round(performance.now() - started) },
+        "history_retention: entries older than the cutoff dropped from the history store",
+      );
+    }
     return new HistoryStore(file, logger, ownDir, rebuild);
   }
 

@@ -59,9 +59,14 @@ async function storyOnDisk(): Promise<{
   return { dataDir: s.server.dataDir, expected, last };
 }
 
-async function restart(dataDir: string, logger = pino({ level: "silent" })): Promise<TestServer> {
+async function restart(
+  dataDir: string,
+  logger = pino({ level: "silent" }),
+  options: { clock?: VirtualClock; args?: string[] } = {},
+): Promise<TestServer> {
   // Virtual time that does not move: no timer of the restarted leader adds records.
-  const server = await startTestServer({ dataDir, deps: { clock: new VirtualClock(), logger } });
+  const clock = options.clock ?? new VirtualClock();
+  const server = await startTestServer({ dataDir, args: options.args, deps: { clock, logger } });
   cleanups.push(() => server.close().then(() => undefined));
   return server;
 }
@@ -139,5 +144,29 @@ describe("history store", () => {
     expect(damaged.warnings()).toContain("history file damaged: rebuilding it from the log");
     expectSameHistory(afterDamage, expected, last);
     await afterDamage.close();
+  });
+
+  it("drops entries older than history_retention from the store at start, and a rebuild brings them back", async () => {
+    const { dataDir, expected, last } = await storyOnDisk();
+    const times = [...expected.values()]
+      .flat()
+      .map((e) => e.Time)
+      .sort();
+    const cutoff = times[Math.floor(times.length / 2)]!;
+    expect(times.filter((t) => t < cutoff).length).toBeGreaterThan(10);
+    const clock = new VirtualClock(Date.parse(cutoff) + 3_600_000);
+    const retained = await restart(dataDir, pino({ level: "silent" }), {
+      clock,
+      args: ["--history-retention", "1h"],
+    });
+    for (const [key, entries] of expected) {
+      expect(retained.history.entries(key, last), key).toEqual(entries.filter((e) => e.Time >= cutoff));
+    }
+    await retained.close();
+    // The log still holds everything: the store rebuilt from it answers as before.
+    await rm(join(dataDir, "history"), { recursive: true, force: true });
+    const rebuilt = await restart(dataDir);
+    expectSameHistory(rebuilt, expected, last);
+    await rebuilt.close();
   });
 });
