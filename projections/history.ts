@@ -36,13 +36,25 @@ export interface HistoryEntry {
   readonly Diff?: JobDiffSummary;
 }
 
-/** All transitions of one object, in log order: one row per object keeps the table small. */
+/**
+ * What the heap keeps of one object's history: who it is, how many entries it
+ * has, and the entries its latest change added (`Latest`), which travel with
+ * the change to the history store (src/history/), where every entry is kept
+ * on disk. Memory is O(objects), not O(transitions).
+ */
 export interface HistoryRow {
   readonly Key: string;
   readonly Object: string;
   readonly ObjectID: string;
   readonly Namespace: string;
-  readonly Entries: readonly HistoryEntry[];
+  /** Entries of the object's whole history, `Latest` included. */
+  readonly Count: number;
+  /** The entries the change at ModifyIndex added, in order. */
+  readonly Latest: readonly HistoryEntry[];
+  /** The event type of the record that created the history (its first entry's Cause.Event). */
+  readonly CreateEvent: string;
+  /** Nodes: the index the current drain started at (see drainStart), null when not draining. */
+  readonly DrainStart: number | null;
   readonly CreateIndex: number;
   readonly ModifyIndex: number;
 }
@@ -167,8 +179,8 @@ export function historyProjection(observedTables: readonly string[]) {
 
   const projection: Projection = {
     name: "history",
-    // 6: variables are tracked. 7: service registrations are.
-    version: 7,
+    // 6: variables are tracked. 7: service registrations are. 8: entries move to the history store.
+    version: 8,
     tables: [history],
     handles: new Set(),
     evolve() {},
@@ -217,13 +229,31 @@ export function historyProjection(observedTables: readonly string[]) {
         Object: tracked.object,
         ObjectID: id,
         Namespace: typeof row.Namespace === "string" ? row.Namespace : "",
-        Entries: existing ? existing.Entries.concat(entries) : entries,
+        Count: (existing?.Count ?? 0) + entries.length,
+        Latest: entries,
+        CreateEvent: existing?.CreateEvent ?? String(entries[0]!.Cause.Event ?? ""),
+        DrainStart: drainStart(existing?.DrainStart ?? null, entries),
         CreateIndex: existing?.CreateIndex ?? ctx.index,
         ModifyIndex: ctx.index,
       });
     },
   };
   return { projection, history };
+}
+
+/**
+ * Where the node's current drain began, after `entries`: a DrainStrategy
+ * entry from null starts a drain, one to null ends it, one between two
+ * strategies updates it (the drain began further back).
+ */
+export function drainStart(previous: number | null, entries: readonly HistoryEntry[]): number | null {
+  let start = previous;
+  for (const e of entries) {
+    if (e.Field !== "DrainStrategy") continue;
+    if (e.To === null) start = null;
+    else if (e.From === null) start = e.Index;
+  }
+  return start;
 }
 
 /**

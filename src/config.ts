@@ -14,6 +14,8 @@ export interface ServerConfig {
   readonly serverName: string;
   /** Snapshot after this many applied records; 0 = only at shutdown. */
   readonly snapshotEvery: number;
+  /** History entries older than this (ms) are dropped from the derived history store at start; 0 keeps all. */
+  readonly historyRetention: number;
   /** fdatasync on every group commit ("always") or leave it to the OS ("never"). */
   readonly fsync: "always" | "never";
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -159,6 +161,12 @@ const SETTINGS: readonly Setting[] = [
     kind: "integer",
     default: "100000",
     help: "snapshot after this many applied records; 0 = only at shutdown",
+  },
+  {
+    name: "history_retention",
+    kind: "duration",
+    default: "0s",
+    help: "drop history entries older than this from the history store at start (the log keeps them); 0 keeps all",
   },
   {
     name: "fsync",
@@ -415,6 +423,7 @@ export async function loadConfig(
     log: value<string | undefined>("log") ?? `file:${join(dataDir, "log")}`,
     serverName: value<string | undefined>("server_name") ?? hostname(),
     snapshotEvery: value("snapshot_every"),
+    historyRetention: value("history_retention"),
     fsync: value("fsync"),
     logLevel: value("log_level"),
     eventBufferSize: value("event_buffer_size"),

@@ -16,6 +16,7 @@ import { ReadOnlyElection } from "./cluster/read-only-election.ts";
 import { EnvelopeCodec } from "./codec/envelope-codec.ts";
 import { type ServerConfig, splitHostPort } from "./config.ts";
 import { EventHub } from "./events/event-hub.ts";
+import { HistoryStore } from "./history/history-store.ts";
 import { signIdentitiesElsewhere } from "./identity/alloc-identities.ts";
 import { loadClusterKek } from "./keyring/cluster-kek.ts";
 import { Keyring } from "./keyring/keyring.ts";
@@ -71,6 +72,8 @@ export interface RunningServer {
    * which step it is on. Calling it again returns the same shutdown.
    */
   close(progress?: ShutdownProgress): Promise<ShutdownOutcome>;
+  /** Every object's history entries, on disk (src/history/). */
+  readonly history: HistoryStore;
   /** Flushes and closes the log alone, for an exit that cannot wait for the rest. */
   flushLog(): Promise<void>;
 }
@@ -103,6 +106,12 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
   const metrics = new Metrics();
   const snapshots =
     config.log === "memory:" ? undefined : new SnapshotFile(join(config.dataDir, "snapshots"), logger);
+  // Beside the snapshots; a memory log or a read-only server (which writes nothing to its data dir) keeps it in a temporary directory.
+  const history = await HistoryStore.open(
+    config.log === "memory:" || config.readOnly ? undefined : join(config.dataDir, "history"),
+    logger.child({ component: "history" }),
+    { ms: config.historyRetention, now: clock.now() },
+  );
   const store = new Store({
     log,
     codec,
@@ -113,10 +122,13 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     // still start from the snapshots the data dir holds.
     snapshots: config.readOnly ? undefined : snapshots,
     snapshotEvery: config.readOnly ? 0 : config.snapshotEvery,
+    rebuild: history.rebuild,
   });
+  history.attach(store, log.lastIndex());
   try {
     await store.start();
   } catch (err) {
+    await history.close();
     await log.close();
     throw err;
   }
@@ -163,6 +175,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     tables: projections.tables,
     events,
     stateAt: new StateAt({ log, codec, createProjections, snapshots, logger: quiet }),
+    history,
     leadership,
     authenticator: config.aclEnabled
       ? new AclAuthenticator(projections.tables, clock)
@@ -240,6 +253,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     await keyMaterial.stop();
     await leadership.close();
     await store.stop();
+    await history.close();
     await log.close();
     throw err;
   }
@@ -272,6 +286,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
         watches: ctx.watches,
         store,
         log,
+        history,
       },
       progress,
     );
@@ -283,6 +298,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     rpcAddress: rpcAdvertised,
     store,
     log,
+    history,
     http,
     logger,
     leadership,

@@ -4,6 +4,7 @@ import type { Projections } from "../../projections/index.ts";
 import type { Authenticator } from "../auth/authenticate.ts";
 import type { ServerConfig } from "../config.ts";
 import type { EventHub } from "../events/event-hub.ts";
+import type { HistoryStore } from "../history/history-store.ts";
 import type { Keyring } from "../keyring/keyring.ts";
 import type { Leadership } from "../leadership.ts";
 import type { LogTap } from "../logging/log-tap.ts";
@@ -25,6 +26,8 @@ export interface ApiContext {
   readonly events: EventHub;
   /** The tables as of a past index (time travel). */
   readonly stateAt: StateAt;
+  /** Every object's history entries (the `history` table holds only what they are about). */
+  readonly history: HistoryStore;
   readonly leadership: Leadership;
   readonly authenticator: Authenticator;
   readonly metrics: Metrics;

@@ -21,10 +21,10 @@ export interface FreshCall {
  * the process that just ran other parts would carry their heap with it; a
  * server that restarts, or holds a million evaluations, does not.
  */
-export function inFreshProcess<T>(call: FreshCall): Promise<T> {
+export function inFreshProcess<T>(call: FreshCall, flags: readonly string[] = []): Promise<T> {
   const child = fork(ENTRY, [], {
     cwd: ROOT,
-    execArgv: [...NODE_FLAGS, "--max-old-space-size=8192", "--import", "tsx"],
+    execArgv: [...NODE_FLAGS, ...flags, "--max-old-space-size=8192", "--import", "tsx"],
     env: { ...process.env, MSGPACKR_NATIVE_ACCELERATION_DISABLED: "true" },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });

@@ -10,6 +10,7 @@ import { benchFileLog } from "../bench/file-log-bench.ts";
 import { benchFilter } from "../bench/filter-bench.ts";
 import { inFreshProcess } from "../bench/fresh-process.ts";
 import { benchHeartbeats } from "../bench/heartbeat-bench.ts";
+import type { HistoryBenchFigures } from "../bench/history-bench.ts";
 import { benchIdentity } from "../bench/identity-bench.ts";
 import { benchKafkaLog } from "../bench/kafka-log-bench.ts";
 import { benchLogOpen, DEFAULT_LOG_OPEN_SIZES_MB } from "../bench/log-open-bench.ts";
@@ -28,6 +29,7 @@ const USAGE = `Usage: chronomad bench [--json] [--eval-delete | --all]
                        [--warmup N] [--fsync always|never] [--pause-broker] [--json]
        chronomad bench --preferences [--json]
        chronomad bench --log-open [--log-sizes MB,MB,...] [--json]
+       chronomad bench --history-read [--transitions N] [--json]
 
 Runs chronomad's benchmarks (file log appends, replay, append-to-visible,
 filters, event stream, heartbeats, ACLs, scheduler, job registrations,
@@ -61,6 +63,14 @@ pending. It uses only Nomad's API, so it measures any Nomad-API server.
   --pause-broker  register with the eval broker paused (the write path
                   alone; evaluations are not waited for)
 
+The history benchmark alone (--history-read): N allocation transitions
+(default 2,000,000) over 20,000 allocations written straight to a file log,
+one allocation with 1,000; a server replays it, restarts, and reads that
+allocation's history. Heap and RSS after the restart (after full
+collections) against an empty server's, the restart time, the read latency
+of the whole history and of its newest page, and whether the answer equals
+each change's entries concatenated (1) as a replay computes them.
+
 The placement preferences benchmark alone (--preferences): the plan of a
 job of 1,000 allocations over 5,000 nodes in four datacenters, computed
 with a count only, then with a spread over datacenters and an affinity to
@@ -92,6 +102,32 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
   const { json, evalDelete, registration, preferences } = parsed;
   const progress = (what: string) => process.stderr.write(`bench: ${what}...\n`);
   const figures: Figures = {};
+  if (parsed.historyRead !== undefined) {
+    const perAlloc = Math.max(1, Math.round(parsed.historyRead / 20_000));
+    progress(
+      `history: ${(perAlloc * 20_000).toLocaleString("en")} allocation transitions, in a fresh process`,
+    );
+    figures.history = await inFreshProcess<HistoryBenchFigures>(
+      {
+        module: "./history-bench.ts",
+        exported: "benchHistory",
+        args: [
+          {
+            allocs: 20_000,
+            transitionsPerAlloc: perAlloc,
+            hotTransitions: 1_000,
+            allocsPerRecord: 200,
+            reads: 50,
+          },
+          null,
+        ],
+        progressAt: 1,
+        label: "history",
+      },
+      ["--expose-gc"],
+    );
+    return report(figures, json, out, false);
+  }
   if (parsed.ports) {
     progress("ports: 10,000 allocations on 5,000 networked nodes, without then with ports");
     figures.ports = await benchPorts();
@@ -188,6 +224,8 @@ interface BenchArgs {
   readonly ports: boolean;
   /** Only the file log open benchmark, at these sizes (MB). */
   readonly logOpen: readonly number[] | undefined;
+  /** Only the history benchmark, with this many transitions. */
+  readonly historyRead: number | undefined;
 }
 
 /** The arguments, or what is wrong with them. */
@@ -201,8 +239,9 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
     "--preferences",
     "--ports",
     "--log-open",
+    "--history-read",
   ];
-  const valued = ["--vs", "--jobs", "--concurrency", "--warmup", "--fsync"];
+  const valued = ["--vs", "--jobs", "--concurrency", "--warmup", "--fsync", "--transitions"];
   const seen = new Set<string>();
   const values = new Map<string, string>();
   let logSizes: string | undefined;
@@ -238,7 +277,12 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
   if (logSizes !== undefined && !seen.has("--log-open")) return "--log-sizes is for --log-open";
   const url = values.get("--vs");
   const registrationOnly = seen.has("--registration") || url !== undefined;
-  const registrationArgs = ["--pause-broker", ...valued].filter((a) => seen.has(a) || values.has(a));
+  const transitions = count("--transitions", 20_000);
+  if (Number.isNaN(transitions)) return "--transitions takes a count of 20,000 or more";
+  if (transitions !== undefined && !seen.has("--history-read")) return "--transitions is for --history-read";
+  const registrationArgs = ["--pause-broker", ...valued.filter((v) => v !== "--transitions")].filter(
+    (a) => seen.has(a) || values.has(a),
+  );
   if (!registrationOnly && registrationArgs.length > 0)
     return `${registrationArgs[0]} is for the registration benchmark (--registration or --vs)`;
   return {
@@ -250,6 +294,7 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
     preferences: seen.has("--preferences") && !registrationOnly,
     ports: seen.has("--ports"),
     logOpen: seen.has("--log-open") ? sizes : undefined,
+    historyRead: seen.has("--history-read") ? (transitions ?? 2_000_000) : undefined,
   };
 }
 

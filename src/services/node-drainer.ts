@@ -257,15 +257,15 @@ export class NodeDrainer implements LeaderService {
    * The drain `nodeID` is under, as a cause: the record that started it.
    * Its index comes from the node change this drainer observed when the
    * drain began (no table read per pass); a drain that began before this
-   * leadership (a restart, a failover) is found once in the node's history,
-   * the audit trail the link points into: its `DrainStrategy` entry from
-   * null to a strategy. Never the clock: the drain's StartedAt is a time,
+   * leadership (a restart, a failover) is found once in the node's history
+   * row (the index of its `DrainStrategy` entry from null to a strategy, the
+   * audit trail the link points into). Never the clock: the drain's StartedAt is a time,
    * not a record.
    */
   private drainCause(nodeID: string): Cause {
     let index = this.drainStarts.get(nodeID);
     if (index === undefined) {
-      index = drainStartIn(this.ctx!.tables.history.get(historyKey("node", nodeID))?.Entries ?? []);
+      index = this.ctx!.tables.history.get(historyKey("node", nodeID))?.DrainStart ?? undefined;
       if (index !== undefined) this.drainStarts.set(nodeID, index);
     }
     return index === undefined

@@ -41,6 +41,8 @@ export interface ShutdownParts {
   readonly watches: Watches;
   readonly store: Store;
   readonly log: EventLog;
+  /** The history store (src/history/): its pointers are checkpointed once the store has stopped. */
+  readonly history?: { close(): Promise<void> };
 }
 
 export interface ShutdownOutcome {
@@ -90,6 +92,7 @@ export async function shutDown(parts: ShutdownParts, progress: ShutdownProgress)
   });
   await step("closing the log", remaining(), async () => {
     await parts.store.stop();
+    await parts.history?.close();
     await parts.log.close();
   });
   logger.info(

@@ -18,6 +18,12 @@ export interface StoreOptions {
   readonly snapshots?: SnapshotFile;
   /** Take a snapshot after this many applied records (0: only at shutdown). */
   readonly snapshotEvery?: number;
+  /**
+   * Projections to rebuild from the log although the snapshot holds them,
+   * asked once the snapshot's index is known: those that feed a derived
+   * store kept outside the snapshot (src/history/) which is behind it.
+   */
+  readonly rebuild?: (snapshotIndex: number) => readonly string[];
 }
 
 /** After each applied batch: the new applied index, the tables it changed and the records, as the log gave them. */
@@ -355,6 +361,7 @@ export class Store {
     const stale = new Set(
       this.projections.filter((p) => saved.get(p.name)?.version !== p.version).map((p) => p.name),
     );
+    for (const name of this.options.rebuild?.(data.index) ?? []) stale.add(name);
     // A projection rebuilt from the log must see the tables it reads as they
     // were at each record, and a projection that read a changed one may hold
     // different rows: both ends of every `reads` link are rebuilt together.

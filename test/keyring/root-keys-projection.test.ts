@@ -88,10 +88,10 @@ describe("root keys projection", () => {
   });
 
   it("audits who created and retired each key", async () => {
-    const { write, tables } = await memoryStore();
+    const { write, history } = await memoryStore();
     await write(created(A));
     await write(created(B));
-    const entries = tables.history.get(historyKey("root_key", A))!.Entries;
+    const entries = history.entries(historyKey("root_key", A));
     expect(entries.map((e) => [e.Field, e.From, e.To])).toEqual([
       ["(created)", null, { State: "active", Algorithm: "aes256-gcm" }],
       ["State", "active", "inactive"],
@@ -155,7 +155,7 @@ describe("root keys projection", () => {
   });
 
   it("deletes an inactive key, refuses the active one, and ignores a missing one", async () => {
-    const { write, tables } = await memoryStore();
+    const { write, tables, history } = await memoryStore();
     await write(created(A));
     await write(created(B));
     const outcomes = await write(deleted(B), deleted(A), deleted(C));
@@ -165,7 +165,7 @@ describe("root keys projection", () => {
       "applied",
     ]);
     expect([...tables.rootKeys.all()].map((k) => k.KeyID)).toEqual([B]);
-    const entries = tables.history.get(historyKey("root_key", A))!.Entries;
+    const entries = history.entries(historyKey("root_key", A));
     expect(entries.at(-1)).toMatchObject({ Field: "(deleted)", Actor: { kind: "server", id: "test" } });
   });
 });

@@ -112,7 +112,12 @@ function deletedBy(s: TestServer, id: string): unknown[] {
   const rows = [...s.store.table<HistoryRow>("history").all()].filter(
     (h) => h.Object === "service_registration" && h.ObjectID === id,
   );
-  return rows.flatMap((h) => h.Entries.filter((e) => e.Field === "(deleted)").map((e) => e.Cause.Event));
+  return rows.flatMap((h) =>
+    s.history
+      .entries(h.Key)
+      .filter((e) => e.Field === "(deleted)")
+      .map((e) => e.Cause.Event),
+  );
 }
 
 describe("native service registrations from the simulated clients", () => {

@@ -10,7 +10,7 @@ async function readyNode(id = "n1") {
   const m = await memoryStore();
   await m.write(registered(id), statusChange(id, "initializing", "ready"));
   const history = (object: string, oid: string): readonly HistoryEntry[] =>
-    m.tables.history.get(historyKey(object, oid))?.Entries ?? [];
+    m.history.entries(historyKey(object, oid));
   return { ...m, history };
 }
 

@@ -1,6 +1,8 @@
+import { rm } from "node:fs/promises";
 import { pino } from "pino";
 import { createProjections } from "../../projections/index.ts";
 import { EnvelopeCodec } from "../../src/codec/envelope-codec.ts";
+import { HistoryStore } from "../../src/history/history-store.ts";
 import { MemoryLog } from "../../src/log/memory-log.ts";
 import type { Outcome } from "../../src/store/projection.ts";
 import { Store } from "../../src/store/store.ts";
@@ -22,13 +24,18 @@ export async function memoryStore() {
     projections: projections.all,
     logger: pino({ level: "silent" }),
   });
+  // The real history store, in a directory removed at once: its open file
+  // stays readable (Linux), and nothing is left behind by tests that never close.
+  const history = await HistoryStore.open(undefined, pino({ level: "silent" }));
+  await rm(history.file.dir, { recursive: true, force: true });
+  history.attach(store, 0);
   await store.start();
   let at = AT;
   const write = async (...drafts: Draft[]): Promise<readonly Outcome[]> => {
     at += 1000;
     return (await writeEvents(store, at, { kind: "server", id: "test" }, drafts)).outcomes;
   };
-  return { store, log, tables: projections.tables, write };
+  return { store, log, tables: projections.tables, write, history };
 }
 
 export function nodeSpec(id: string, fields: Partial<NodeSpec> = {}): NodeSpec {

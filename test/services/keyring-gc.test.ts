@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { HistoryRow } from "../../projections/history.ts";
 import { historyKey } from "../../projections/history.ts";
 import { KeyringGc } from "../../src/services/keyring-gc.ts";
 import { VirtualClock } from "../../src/util/clock.ts";
@@ -69,8 +68,8 @@ describe("root key GC and rotation (Nomad's CoreJobRootKeyRotateOrGC)", () => {
     await gcOf(s.server).settled();
     await expect.poll(() => keyStates(call)).toEqual({ [active]: "active" });
     // The leader deleted them, and the audit trail says so.
-    const history = s.server.store.table<HistoryRow>("history").get(historyKey("root_key", unused))!;
-    expect(history.Entries.at(-1)).toMatchObject({ Field: "(deleted)", Actor: { kind: "server" } });
+    const history = s.server.history.entries(historyKey("root_key", unused));
+    expect(history.at(-1)).toMatchObject({ Field: "(deleted)", Actor: { kind: "server" } });
   });
 
   it("rotates the active key once it is older than root_key_rotation_threshold, then collects the old one", async () => {
@@ -132,7 +131,7 @@ describe("root key GC and rotation (Nomad's CoreJobRootKeyRotateOrGC)", () => {
     expect(res.status).toBe(200);
     expect(await keyStates(call)).toEqual({ [sealer]: "inactive", [active]: "active" });
     expect(Number(res.headers.get("x-nomad-index"))).toBeGreaterThan(0);
-    const history = s.store.table<HistoryRow>("history").get(historyKey("root_key", first))!;
-    expect(history.Entries.at(-1)).toMatchObject({ Field: "(deleted)", Actor: { kind: "remote" } });
+    const history = s.history.entries(historyKey("root_key", first));
+    expect(history.at(-1)).toMatchObject({ Field: "(deleted)", Actor: { kind: "remote" } });
   });
 });

@@ -38,7 +38,8 @@ const historyQuery = textQuery(
 /**
  * The audit trail of one object: every transition in log order, with its
  * index, time, field, from -> to, cause and actor. Answered from the history
- * table, which keeps transitions after the object is garbage collected.
+ * store on disk (src/history/), which keeps transitions after the object is
+ * garbage collected; the history table says which objects have one.
  *
  * Listed as Nomad lists: `per_page` and `next_token` page through the
  * entries in (Index, position within the index) order, `X-Nomad-NextToken`
@@ -87,13 +88,20 @@ export const historyPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) =>
           const mine = row && (route.object !== "job" || row.Namespace === namespace) ? row : undefined;
           return { index: mine?.ModifyIndex ?? history.index, body: mine };
         });
-        if (found === undefined || found.Entries.length === 0) {
+        if (found === undefined || found.Count === 0) {
           throw ApiError.notFound(`no history for ${route.object} ${id}`);
         }
         if (route.namespaced && !request.identity.allows(found.Namespace || namespace, "read-job")) {
           throw ApiError.forbidden();
         }
-        const page = await badRequestOnQueryError(() => pageOfEntries(found.Entries, list));
+        // The entries are on disk; as of a past index, those up to it (the row says the object had some then).
+        // The newest page alone (a reverse page without token or filter) reads only the newest chunks.
+        const newestPage =
+          list.reverse && list.perPage > 0 && list.nextToken === "" && list.filter === undefined;
+        const entries = newestPage
+          ? ctx.history.newest(found.Key, list.perPage + 1, request.view.atIndex)
+          : ctx.history.entries(found.Key, request.view.atIndex);
+        const page = await badRequestOnQueryError(() => pageOfEntries(entries, list));
         if (page.nextToken !== "") reply.header("X-Nomad-NextToken", page.nextToken);
         return page.items;
       },

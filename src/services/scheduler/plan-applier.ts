@@ -117,8 +117,8 @@ export async function submitPlan(
 export function planCause(tables: Projections["tables"], evalID: string): Cause {
   const created = tables.evals.get(evalID)?.CreateIndex;
   if (created === undefined) return { type: "EvaluationsUpserted", evalId: evalID };
-  const first = tables.history.get(historyKey("evaluation", evalID))?.Entries[0];
-  const type = first?.Index === created && typeof first.Cause.Event === "string" ? first.Cause.Event : "";
+  const history = tables.history.get(historyKey("evaluation", evalID));
+  const type = history?.CreateIndex === created ? history.CreateEvent : "";
   return { type: type || "EvaluationsUpserted", evalId: evalID, index: created };
 }
 

@@ -1,7 +1,6 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { HistoryRow } from "../../../projections/history.ts";
 import { historyKey } from "../../../projections/history.ts";
 import { startTestServer, type TestServer } from "../../server-harness.ts";
 
@@ -127,15 +126,15 @@ describe("/v1/operator/keyring", () => {
     expect((await list(s)).map((k) => k.KeyID)).not.toContain(old!.KeyID);
     await expect.poll(() => s.keyring.has(old!.KeyID)).toBe(false);
     await expect.poll(() => keystoreFiles(s)).not.toContain(`${old!.KeyID}.nks.json`);
-    const history = s.store.table<HistoryRow>("history").get(historyKey("root_key", old!.KeyID))!;
-    expect(history.Entries.map((e) => [e.Field, e.To])).toEqual([
+    const history = s.history.entries(historyKey("root_key", old!.KeyID));
+    expect(history.map((e) => [e.Field, e.To])).toEqual([
       ["(created)", { State: "active", Algorithm: "aes256-gcm" }],
       ["State", "inactive"],
       ["(deleted)", null],
     ]);
     // Created by the leader, retired by a rotation and deleted by API callers.
-    expect(history.Entries[0]!.Actor).toMatchObject({ kind: "server" });
-    expect(history.Entries[2]!.Actor).toMatchObject({ kind: "remote" });
+    expect(history[0]!.Actor).toMatchObject({ kind: "server" });
+    expect(history[2]!.Actor).toMatchObject({ kind: "remote" });
   });
 
   it("refuses a rotation while a full rekey still runs, and writes nothing", async () => {

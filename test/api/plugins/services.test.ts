@@ -300,12 +300,13 @@ describe("service registrations over the client RPC and the HTTP API", () => {
     const [row] = [...s.store.table<HistoryRow>("history").all()].filter(
       (h) => h.Object === "service_registration" && h.ObjectID === registration(node, alloc.ID, "web").ID,
     );
-    expect(row!.Entries.map((e) => [e.Index, e.Field, e.Cause.Event])).toEqual([
+    const entries = s.history.entries(row!.Key);
+    expect(entries.map((e) => [e.Index, e.Field, e.Cause.Event])).toEqual([
       [upIndex, "(created)", "ServiceRegistrationsUpserted"],
       [down.ModifyIndex, "(deleted)", "NodeStatusUpdated"],
     ]);
-    expect(row!.Entries[0]!.Actor).toMatchObject({ kind: "node", id: node.id });
-    expect(row!.Entries[1]!.Cause).toMatchObject({ Cause: "heartbeat-missed", NodeID: node.id });
+    expect(entries[0]!.Actor).toMatchObject({ kind: "node", id: node.id });
+    expect(entries[1]!.Cause).toMatchObject({ Cause: "heartbeat-missed", NodeID: node.id });
 
     // The node is down: it registers nothing until it is back.
     expect((await upsert(node, [registration(node, alloc.ID, "web")])).status).toBe(409);
