@@ -7,6 +7,9 @@ import type { HistoryEntry, HistoryRow } from "../../projections/history.ts";
 import type { Store } from "../store/store.ts";
 import { HistoryFile } from "./history-file.ts";
 
+/** Longest a request's history read holds the event loop before it yields. */
+const READ_SLICE_MS = 3;
+
 /** Appended bytes after which the pointers are checkpointed again, so a crash costs a short scan. */
 const CHECKPOINT_BYTES = 64 * 1024 * 1024;
 
@@ -105,6 +108,28 @@ export class HistoryStore {
     let end = all.length;
     while (end > 0 && all[end - 1]!.Index > atIndex) end--;
     return end === all.length ? all : all.slice(0, end);
+  }
+
+  /**
+   * As `entries`, read in slices of a few milliseconds for a request: an
+   * object's chain is one read and decode per chunk, and a long history
+   * must not hold the event loop. Chunks never change once written and the
+   * chain is followed from the newest pointer taken at the start, so
+   * appends meanwhile do not disturb the read (they are after it).
+   */
+  async entriesInSlices(key: string, atIndex?: number): Promise<HistoryEntry[]> {
+    const chunks: (readonly HistoryEntry[])[] = [];
+    let slice = performance.now();
+    for (const chunk of this.file.chunksNewestFirst(key)) {
+      if (atIndex === undefined || chunk.index <= atIndex) chunks.push(chunk.entries);
+      if (performance.now() - slice > READ_SLICE_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        slice = performance.now();
+      }
+    }
+    const entries: HistoryEntry[] = [];
+    for (let i = chunks.length - 1; i >= 0; i--) for (const e of chunks[i]!) entries.push(e);
+    return entries;
   }
 
   /**

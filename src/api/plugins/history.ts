@@ -100,7 +100,7 @@ export const historyPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) =>
           list.reverse && list.perPage > 0 && list.nextToken === "" && list.filter === undefined;
         const entries = newestPage
           ? ctx.history.newest(found.Key, list.perPage + 1, request.view.atIndex)
-          : ctx.history.entries(found.Key, request.view.atIndex);
+          : await ctx.history.entriesInSlices(found.Key, request.view.atIndex);
         const page = await badRequestOnQueryError(() => pageOfEntries(entries, list));
         if (page.nextToken !== "") reply.header("X-Nomad-NextToken", page.nextToken);
         return page.items;
