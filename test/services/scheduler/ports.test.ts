@@ -120,7 +120,10 @@ describe("group networks: static and dynamic ports", () => {
   it("a port is free again once its allocation is terminal", async () => {
     const s = await start();
     await s.addNode(networkedNode());
+    // "one" is placed before "two" is registered: with several scheduler workers the two
+    // evaluations would otherwise race for 8080, and either could win, as in Nomad.
     await s.register(portsJob("one", 1, { static: { http: 8080 } }));
+    await s.idle();
     await s.register(portsJob("two", 1, { static: { http: 8080 } }));
     await s.idle();
     expect(s.live("one")).toHaveLength(1);
