@@ -152,7 +152,7 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
   // A read-only server takes part in no election: it never leads, so no leader service runs.
   const leadership: Election = config.readOnly
     ? new ReadOnlyElection(config.serverName)
-    : openElection(config, logger, () => services.heldEpoch);
+    : await openElection(config, logger, () => services.heldEpoch);
   const heartbeats = new HeartbeatWatcher();
   const schedulerThreads = startSchedulerThreads(config, store, logger);
   if (schedulerThreads) signIdentitiesElsewhere(keyring, (key, inputs) => schedulerThreads.sign(key, inputs));

@@ -1,11 +1,3 @@
-import { runBench } from "./bench-command.ts";
-import { runExport } from "./export-command.ts";
-import { runLogCommand } from "./log-command.ts";
-import { runNodesim } from "./nodesim-command.ts";
-import { runReplay } from "./replay-command.ts";
-import { runServe } from "./serve-command.ts";
-import { runSnapshotCommand } from "./snapshot-command.ts";
-
 const USAGE = `Usage: chronomad <command> [options]
 
 Commands:
@@ -30,24 +22,28 @@ Prints chronomad's version.
 
 const COMMANDS = new Set(["serve", "log", "replay", "export", "snapshot", "bench", "nodesim", "version"]);
 
-/** Entry point of the `chronomad` command; resolves with the exit code. */
+/**
+ * Entry point of the `chronomad` command; resolves with the exit code. Each
+ * command's module is imported when it runs: a server does not load the
+ * benchmarks', the exporter's or the replay's Kafka and EventStoreDB clients.
+ */
 export async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case "serve":
-      return runServe(rest);
+      return (await import("./serve-command.ts")).runServe(rest);
     case "log":
-      return runLogCommand(rest, process.stdout);
+      return (await import("./log-command.ts")).runLogCommand(rest, process.stdout);
     case "replay":
-      return runReplay(rest, process.stdout);
+      return (await import("./replay-command.ts")).runReplay(rest, process.stdout);
     case "export":
-      return runExport(rest, process.stdout);
+      return (await import("./export-command.ts")).runExport(rest, process.stdout);
     case "snapshot":
-      return runSnapshotCommand(rest, process.stdout);
+      return (await import("./snapshot-command.ts")).runSnapshotCommand(rest, process.stdout);
     case "bench":
-      return runBench(rest, process.stdout);
+      return (await import("./bench-command.ts")).runBench(rest, process.stdout);
     case "nodesim":
-      return runNodesim(rest, process.stdout);
+      return (await import("./nodesim-command.ts")).runNodesim(rest, process.stdout);
     case "version":
     case "--version":
       if (rest.length > 0 && (rest[0] === "--help" || rest[0] === "-h")) {

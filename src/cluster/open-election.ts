@@ -2,8 +2,6 @@ import { hostname } from "node:os";
 import type { Logger } from "pino";
 import type { ServerConfig } from "../config.ts";
 import { type Leadership, SoleLeadership } from "../leadership.ts";
-import { EsdbLeadership } from "./esdb-leadership.ts";
-import { KafkaLeadership } from "./kafka-leadership.ts";
 
 /** A Leadership the server starts once it knows its address, and leaves at shutdown. */
 export interface Election extends Leadership {
@@ -31,11 +29,18 @@ class SoleElection extends SoleLeadership implements Election {
  * The election a log calls for: servers sharing a Kafka log elect a leader
  * through a consumer group beside it, servers sharing an EventStoreDB stream
  * through a lease stream beside it; a server alone on its log (file,
- * memory) leads itself.
+ * memory) leads itself. The Kafka and EventStoreDB clients are imported
+ * only for their own URLs: a server on the file log never loads them (the
+ * gRPC client alone costs tens of MiB of resident memory).
  */
-export function openElection(config: ServerConfig, logger: Logger, heldEpoch: () => number): Election {
+export async function openElection(
+  config: ServerConfig,
+  logger: Logger,
+  heldEpoch: () => number,
+): Promise<Election> {
   const election = logger.child({ component: "election" });
   if (config.log.startsWith("esdb://")) {
+    const { EsdbLeadership } = await import("./esdb-leadership.ts");
     return new EsdbLeadership({
       logUrl: config.log,
       serverName: config.serverName,
@@ -44,6 +49,7 @@ export function openElection(config: ServerConfig, logger: Logger, heldEpoch: ()
     });
   }
   if (!config.log.startsWith("kafka://")) return new SoleElection(config.serverName);
+  const { KafkaLeadership } = await import("./kafka-leadership.ts");
   return new KafkaLeadership({
     logUrl: config.log,
     serverName: config.serverName,

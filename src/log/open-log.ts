@@ -1,10 +1,7 @@
 import { resolve } from "node:path";
 import type { Logger } from "pino";
-import { openEsdbLog } from "./esdb/index.ts";
 import { type EventLog, LogError } from "./event-log.ts";
 import { openFileLog, openFileLogReadOnly } from "./file/index.ts";
-import { openKafkaLog } from "./kafka/index.ts";
-import { assertKafkaTopicExists } from "./kafka-topic-exists.ts";
 import { MemoryLog } from "./memory-log.ts";
 import { ReadOnlyLog } from "./read-only-log.ts";
 
@@ -22,7 +19,9 @@ export interface OpenLogOptions {
 
 /**
  * Opens the log a URL names: `file:DIR`, `memory:`, `kafka://host:port[,host:port]/topic`,
- * `esdb://host:port[?tls=false][&stream=NAME]`.
+ * `esdb://host:port[?tls=false][&stream=NAME]`. The Kafka and EventStoreDB
+ * clients are imported only for their own URLs, so the default file log
+ * never loads them.
  */
 export async function openLog(url: string, options: OpenLogOptions): Promise<EventLog> {
   if (url === "memory:") {
@@ -40,13 +39,16 @@ export async function openLog(url: string, options: OpenLogOptions): Promise<Eve
     return openFileLog(dir, { fsync: options.fsync ?? "always", logger: options.logger });
   }
   if (url.startsWith("kafka://")) {
+    const { openKafkaLog } = await import("./kafka/index.ts");
     if (!options.readOnly) return openKafkaLog(url, { logger: options.logger });
+    const { assertKafkaTopicExists } = await import("./kafka-topic-exists.ts");
     await assertKafkaTopicExists(url, options.logger);
     return new ReadOnlyLog(await openKafkaLog(url, { logger: options.logger }));
   }
   if (url.startsWith("esdb://")) {
     // A stream that does not exist is created by the first append, so a
     // read-only open must find it there first.
+    const { openEsdbLog } = await import("./esdb/index.ts");
     const log = await openEsdbLog(url, { logger: options.logger, mustExist: options.readOnly });
     return options.readOnly ? new ReadOnlyLog(log) : log;
   }

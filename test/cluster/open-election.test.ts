@@ -11,14 +11,14 @@ const logger = pino({ level: "silent" });
 describe("openElection", () => {
   it("elects through Kafka only for a kafka:// log; a server alone on its log leads itself", async () => {
     const kafka = await loadConfig(["--log", "kafka://127.0.0.1:9092/events"], {});
-    const election = openElection(kafka, logger, () => 0);
+    const election = await openElection(kafka, logger, () => 0);
     expect(election).toBeInstanceOf(KafkaLeadership);
     expect(election.exclusive).toBe(false);
     // Not joined yet: no leader known, and no peer but itself once it has an address.
     expect(election.leaderAddress()).toBe("");
     expect(election.isLeader()).toBe(false);
 
-    const file = openElection(
+    const file = await openElection(
       await loadConfig(["--log", "memory:", "--server-name", "solo"], {}),
       logger,
       () => 0,
@@ -35,7 +35,7 @@ describe("openElection", () => {
 
   it("elects through a lease beside the stream for an esdb:// log", async () => {
     const config = await loadConfig(["--log", "esdb://127.0.0.1:2113?tls=false"], {});
-    const election = openElection(config, logger, () => 0);
+    const election = await openElection(config, logger, () => 0);
     expect(election).toBeInstanceOf(EsdbLeadership);
     expect(election.exclusive).toBe(false);
     // Not joined yet: no leader known, and this server does not lead.
@@ -46,7 +46,7 @@ describe("openElection", () => {
 
   it("refuses a log topic too long to name its leader topic", async () => {
     const config = await loadConfig(["--log", `kafka://127.0.0.1:9092/${"t".repeat(245)}`], {});
-    expect(() => openElection(config, logger, () => 0)).toThrow(/too long to name its leader topic/);
+    await expect(openElection(config, logger, () => 0)).rejects.toThrow(/too long to name its leader topic/);
   });
 });
 
