@@ -1,6 +1,8 @@
 import type { JobType, TaskGroupSpec, TaskSpec, VolumeRequest } from "../../streams/jobs.ts";
 import { formatErrors } from "./multierror.ts";
 
+export { requestedVolumeID } from "../../projections/csi-volume-writers.ts";
+
 const PROPAGATION_MODES: ReadonlySet<string> = new Set(["", "private", "host-to-task", "bidirectional"]);
 
 /**
@@ -77,11 +79,4 @@ export function volumeMountErrors(t: TaskSpec, tg: TaskGroupSpec): string[] {
       errors.push(`Volume Mount (${i}) references undefined volume ${vm.Volume}`);
   });
   return errors;
-}
-
-/** Nomad's VolumeRequest.VolumeID: the volume an allocation named `allocName` asks for (Source, with `[index]` when per_alloc). */
-export function requestedVolumeID(v: VolumeRequest, allocName: string): string {
-  if (!v.PerAlloc) return v.Source;
-  const open = allocName.lastIndexOf("[");
-  return open >= 0 ? v.Source + allocName.slice(open) : v.Source;
 }

@@ -1,8 +1,8 @@
 import type { AllocRow } from "../../../projections/allocs.ts";
+import { requestedVolumeID, singleWriter } from "../../../projections/csi-volume-writers.ts";
 import type { NodeRow } from "../../../projections/nodes.ts";
 import { allocTaskGroup, isTerminalAlloc } from "../../../streams/allocs.ts";
 import type { TaskGroupSpec, VolumeRequest } from "../../../streams/jobs.ts";
-import { requestedVolumeID } from "../../jobs/validate-volumes.ts";
 import type { AllocMetric } from "./metrics.ts";
 
 // Nomad's filter reasons (scheduler/feasible.go, 1.6).
@@ -53,6 +53,8 @@ export interface CsiView {
   plugin(id: string): CsiPluginView | undefined;
   alloc(id: string): AllocRow | undefined;
   allocsOnNode(nodeID: string): Iterable<AllocRow>;
+  /** The live allocations that ask to write the volume (claimed or not yet). */
+  writers(namespace: string, id: string): readonly AllocRow[];
 }
 
 /** A node's fingerprint of one CSI plugin (Nomad's CSIInfo, the fields read here). */
@@ -68,6 +70,7 @@ interface NodePluginInfo {
 interface Wanted {
   readonly id: string;
   readonly readOnly: boolean;
+  readonly accessMode: string;
 }
 
 /** What a volume says whatever the node: undefined when it is fine, else Nomad's reason. */
@@ -144,7 +147,7 @@ export class CsiFeasibility {
   }
 
   private volumeVerdict(w: Wanted): VolumeVerdict {
-    const key = `${w.readOnly ? "r" : "w"}\u0000${w.id}`;
+    const key = `${w.readOnly ? "r" : "w"}\u0000${w.accessMode}\u0000${w.id}`;
     let verdict = this.verdicts.get(key);
     if (!verdict) {
       verdict = this.judge(w);
@@ -166,14 +169,22 @@ export class CsiFeasibility {
       return { volume, refusal: schedulable ? undefined : CSI_VOLUME_NO_READ(volume.ID) };
     }
     if (!schedulable || !writeSchedulable(volume)) return { volume, refusal: CSI_VOLUME_NO_WRITE(volume.ID) };
-    if (hasFreeWriteClaims(volume)) return { volume, refusal: undefined };
-    for (const allocID of Object.keys(volume.WriteClaims ?? {}).sort()) {
-      const a = this.view.alloc(allocID);
-      if (!a) return { volume, refusal: CSI_VOLUME_GCD_ALLOCATION(volume.ID, allocID) };
-      if (a.Namespace === this.namespace && a.JobID === this.jobID) continue;
-      // Terminal: the watcher releases the claim (it is a past claim on read), as for a collected allocation.
-      if (isTerminalAlloc(a)) return { volume, refusal: CSI_VOLUME_GCD_ALLOCATION(volume.ID, allocID) };
-      return { volume, refusal: CSI_VOLUME_IN_USE(volume.ID) };
+    if (!hasFreeWriteClaims(volume)) {
+      for (const allocID of Object.keys(volume.WriteClaims ?? {}).sort()) {
+        const a = this.view.alloc(allocID);
+        if (!a) return { volume, refusal: CSI_VOLUME_GCD_ALLOCATION(volume.ID, allocID) };
+        if (a.Namespace === this.namespace && a.JobID === this.jobID) continue;
+        // Terminal: the watcher releases the claim (it is a past claim on read), as for a collected allocation.
+        if (isTerminalAlloc(a)) return { volume, refusal: CSI_VOLUME_GCD_ALLOCATION(volume.ID, allocID) };
+        return { volume, refusal: CSI_VOLUME_IN_USE(volume.ID) };
+      }
+    }
+    // Beyond Nomad: a live writer of another job whose claim the client has not taken yet.
+    if (singleWriter(volume.AccessMode, w.accessMode)) {
+      for (const a of this.view.writers(this.namespace, w.id)) {
+        if (a.Namespace !== this.namespace || a.JobID !== this.jobID)
+          return { volume, refusal: CSI_VOLUME_IN_USE(volume.ID) };
+      }
     }
     return { volume, refusal: undefined };
   }
@@ -218,7 +229,11 @@ export function wantedOf(tg: TaskGroupSpec, allocName: string): Wanted[] {
   for (const name of Object.keys(volumes).sort()) {
     const v = volumes[name]!;
     if (v.Type !== "csi") continue;
-    out.push({ id: requestedVolumeID(v, allocName), readOnly: v.ReadOnly === true });
+    out.push({
+      id: requestedVolumeID(v, allocName),
+      readOnly: v.ReadOnly === true,
+      accessMode: v.AccessMode ?? "",
+    });
   }
   return out;
 }

@@ -1,4 +1,5 @@
 import type { AllocRow } from "../../../projections/allocs.ts";
+import { volumeWriterKey } from "../../../projections/csi-volume-writers.ts";
 import type { Table } from "../../store/table.ts";
 import type { CsiPluginView, CsiView, CsiVolumeView } from "./csi-feasibility.ts";
 
@@ -12,9 +13,10 @@ export interface CsiTables {
 /** The CSI check's view of the tables (the main store's or a scheduler thread's replica). */
 export function csiViewOf(tables: CsiTables): CsiView {
   return {
-    volume: (namespace, id) => tables.csiVolumes?.get(`${namespace}\u0000${id}`),
+    volume: (namespace, id) => tables.csiVolumes?.get(volumeWriterKey(namespace, id)),
     plugin: (id) => tables.csiPlugins?.get(id),
     alloc: (id) => tables.allocs.get(id),
     allocsOnNode: (nodeID) => tables.allocs.by("node", nodeID),
+    writers: (namespace, id) => tables.allocs.by("csi_write", volumeWriterKey(namespace, id)),
   };
 }

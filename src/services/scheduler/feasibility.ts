@@ -197,6 +197,7 @@ const NO_CSI: CsiView = {
   plugin: () => undefined,
   alloc: () => undefined,
   allocsOnNode: () => [],
+  writers: () => [],
 };
 
 function groupConstraints(tg: TaskGroupSpec): Constraint[] {

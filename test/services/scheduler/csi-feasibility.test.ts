@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AllocRow } from "../../../projections/allocs.ts";
+import { volumeWriterKey, writtenVolumeKeys } from "../../../projections/csi-volume-writers.ts";
 import type { NodeRow } from "../../../projections/nodes.ts";
 import {
   CSI_PLUGIN_MAX_VOLUMES,
@@ -41,6 +42,12 @@ class Rows implements CsiView {
   }
   allocsOnNode(nodeID: string) {
     return [...this.allocs.values()].filter((a) => a.NodeID === nodeID);
+  }
+  writers(namespace: string, id: string) {
+    return [...this.allocs.values()].filter(
+      (a) =>
+        a.Namespace === namespace && (writtenVolumeKeys(a) ?? []).includes(volumeWriterKey(namespace, id)),
+    );
   }
 }
 
@@ -138,7 +145,9 @@ describe("CSI volume feasibility (Nomad's CSIVolumeChecker)", () => {
     rows.volumes.set("default/data[1]", volume("data[1]"));
     rows.plugins.set("ebs", healthyPlugin);
     const tg = group({ data: { PerAlloc: true } }, 2);
-    expect(wantedOf(tg, "web.g[1]")).toEqual([{ id: "data[1]", readOnly: false }]);
+    expect(wantedOf(tg, "web.g[1]")).toEqual([
+      { id: "data[1]", readOnly: false, accessMode: "single-node-writer" },
+    ]);
     expect(verdict(rows, node("n1", healthyOn()), tg, "web.g[1]").ok).toBe(true);
     expect(verdict(rows, node("n1", healthyOn()), tg, "web.g[0]").reasons).toEqual({
       [CSI_VOLUME_NOT_FOUND("data[0]")]: 1,
@@ -207,6 +216,25 @@ describe("CSI volume feasibility (Nomad's CSIVolumeChecker)", () => {
     rows.plugins.set("ebs", healthyPlugin);
     rows.allocs.set("old", alloc("old", "web", { DesiredStatus: "stop" }));
     expect(verdict(rows, node("n1", healthyOn()), group({ data: {} })).ok).toBe(true);
+  });
+
+  it("a live writer of another job blocks a single-writer volume before its client has claimed it", () => {
+    const rows = new Rows();
+    rows.volumes.set("default/data", volume("data"));
+    rows.plugins.set("ebs", healthyPlugin);
+    const writing = group({ data: {} });
+    const asJob = { Job: { TaskGroups: [writing] } as unknown as AllocRow["Job"] };
+    rows.allocs.set("a1", alloc("a1", "db", { ClientStatus: "pending", ...asJob }));
+    const n = node("n1", healthyOn());
+    expect(verdict(rows, n, writing).reasons).toEqual({ [CSI_VOLUME_IN_USE("data")]: 1 });
+    // Its own job's writer (the allocation a replacement takes over from) does not.
+    rows.allocs.set("a1", alloc("a1", "web", { ClientStatus: "pending", ...asJob }));
+    expect(verdict(rows, n, writing).ok).toBe(true);
+    // Nor does one that stopped, nor one of a multi-writer request.
+    rows.allocs.set("a1", alloc("a1", "db", { DesiredStatus: "stop", ...asJob }));
+    expect(verdict(rows, n, writing).ok).toBe(true);
+    rows.allocs.set("a1", alloc("a1", "db", asJob));
+    expect(verdict(rows, n, group({ data: { AccessMode: "multi-node-multi-writer" } })).ok).toBe(true);
   });
 
   it("multi-node-multi-writer volumes take any number of writers", () => {
