@@ -157,6 +157,21 @@ describe("CSI volumes in the scheduler", () => {
     expect(blocked(s, "db")).toHaveLength(0);
   });
 
+  it("two jobs registered at once that write one single-writer volume: one is placed, never both", async () => {
+    const s = await start();
+    await s.addNode(withPlugin(true));
+    await s.addNode(withPlugin(true));
+    await write(s, volumesRegistered(volumeSpec("data")));
+    // Neither client has claimed anything: the check counts live writers as well as claims.
+    await Promise.all([s.register(writerJob("a")), s.register(writerJob("b"))]);
+    await s.idle();
+    const placed = [...s.live("a"), ...s.live("b")];
+    expect(placed).toHaveLength(1);
+    const loser = placed[0]!.JobID === "a" ? "b" : "a";
+    expect(blocked(s, loser)).toHaveLength(1);
+    expect(Object.keys(refusals(s, loser) ?? {})).toEqual([CSI_VOLUME_IN_USE("data")]);
+  });
+
   it("refuses a job whose CSI volume request breaks Nomad's rules, naming the volume, and writes nothing", async () => {
     const s = await start();
     const before = s.server.log.lastIndex();
