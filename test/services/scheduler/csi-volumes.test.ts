@@ -157,6 +157,26 @@ describe("CSI volumes in the scheduler", () => {
     expect(blocked(s, "db")).toHaveLength(0);
   });
 
+  it("a job blocked because no node runs the plugin healthy is placed once one does", async () => {
+    const s = await start();
+    const node = await s.addNode(withPlugin(false));
+    await write(s, volumesRegistered(volumeSpec("data")));
+    await s.register(writerJob("web"));
+    await s.idle();
+    expect(blocked(s, "web")).toHaveLength(1);
+    expect(refusals(s, "web")).toEqual({ [CSI_PLUGIN_UNHEALTHY("ebs", node.id)]: 1 });
+
+    // The client fingerprints the plugin healthy (Node.Register again): nothing else changed on the node.
+    const again = await node.register({
+      Drivers: { docker: { Detected: true, Healthy: true } },
+      NodeResources: { Cpu: { CpuShares: 4000 }, Memory: { MemoryMB: 8192 }, Disk: { DiskMB: 100_000 } },
+      ...withPlugin(true),
+    });
+    expect(again.status, again.text).toBe(200);
+    await s.idle();
+    expect(s.live("web").map((a) => a.NodeID)).toEqual([node.id]);
+  });
+
   it("two jobs registered at once that write one single-writer volume: one is placed, never both", async () => {
     const s = await start();
     await s.addNode(withPlugin(true));
