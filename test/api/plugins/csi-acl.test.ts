@@ -45,6 +45,8 @@ describe("CSI volumes and plugins under ACLs (Nomad's csi_endpoint.go checks)", 
 
   it("lists volumes with a CSI or job list capability only", async () => {
     expect(await status(undefined, "/v1/volumes?type=csi")).toBe(403);
+    // Nomad answers before any check without type=csi.
+    expect(await status(undefined, "/v1/volumes")).toBe(200);
     expect(await status("writer", "/v1/volumes?type=csi")).toBe(403);
     expect(await status("lister", "/v1/volumes?type=csi")).toBe(200);
     expect(await status("reader", "/v1/volumes?type=csi")).toBe(200);
@@ -69,6 +71,7 @@ describe("CSI volumes and plugins under ACLs (Nomad's csi_endpoint.go checks)", 
 
   it("lists plugins with plugin list and reads one with plugin read", async () => {
     expect(await status("reader", "/v1/plugins?type=csi")).toBe(403);
+    expect(await status("reader", "/v1/plugins")).toBe(200);
     expect(await status("pluginList", "/v1/plugins?type=csi")).toBe(200);
     expect(await status("pluginList", "/v1/plugin/csi/ebs")).toBe(403);
     expect(await status("writerWithPlugins", "/v1/plugin/csi/ebs")).toBe(200);
