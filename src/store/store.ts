@@ -24,6 +24,8 @@ export interface StoreOptions {
    * store kept outside the snapshot (src/history/) which is behind it.
    */
   readonly rebuild?: (snapshotIndex: number) => readonly string[];
+  /** How long applying the tail may hold the event loop at a time; APPLY_SLICE_MS unless set. */
+  readonly applySliceMs?: number;
 }
 
 /** After each applied batch: the new applied index, the tables it changed and the records, as the log gave them. */
@@ -264,7 +266,7 @@ export class Store {
   /** Applies the tail's backlog for up to APPLY_SLICE_MS, and the rest on a later turn. */
   private drain(): void {
     this.draining = true;
-    const deadline = performance.now() + APPLY_SLICE_MS;
+    const deadline = performance.now() + (this.options.applySliceMs ?? APPLY_SLICE_MS);
     while (this.backlog.length > 0 && !this.failure) {
       const batch = this.backlog[0]!;
       const applied = this.applyBatch(batch, deadline);

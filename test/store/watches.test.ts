@@ -12,7 +12,7 @@ import type { NamespaceEvent, NamespaceSpec } from "../../streams/namespaces.ts"
 type Row = NamespaceSpec & { CreateIndex: number; ModifyIndex: number };
 
 /** Namespaces filed by their Meta.team: enough to watch rows, index values and a table. */
-async function setUp() {
+async function setUp(applySliceMs = Number.POSITIVE_INFINITY) {
   const table = new Table<Row>({
     name: "teams",
     key: (r) => r.Name,
@@ -34,6 +34,10 @@ async function setUp() {
     codec: new EnvelopeCodec(allSchemas),
     projections: [projection],
     logger: pino({ level: "silent" }),
+    // By default a batch is applied in one turn here, whatever the machine's
+    // load: a slice ending between the two records of the batch test below
+    // would wake its watch on the first. The last test slices on purpose.
+    applySliceMs,
   });
   await store.start();
   const watches = new Watches(store);
@@ -162,5 +166,30 @@ describe("Watches", () => {
     ]);
     await store.waitFor(last);
     expect(seen).toEqual([2]);
+  });
+
+  it("applies a batch over several turns when it outlasts the slice, each record whole, readers seeing a prefix", async () => {
+    // A slice of 0 ms ends after every record: the most a long batch can be cut.
+    const { store, watches } = await setUp(0);
+    const by = { kind: "server", id: "test" } as const;
+    const seen: number[] = [];
+    watches.once([{ table: "teams", key: "first" }], () => seen.push(store.table("teams").size));
+    const ns = (Name: string) => ({ Name, Description: "", Quota: "", Meta: null, Capabilities: null });
+    const applied: number[] = [];
+    const sub = store.applied$.subscribe((b) => applied.push(b.index));
+    const { last } = await store.append(
+      ["first", "second", "third"].map((name) => ({
+        type: "NamespaceUpserted" as const,
+        v: 1,
+        at: 1,
+        by,
+        data: { Namespace: ns(name) },
+      })),
+    );
+    await store.waitFor(last);
+    sub.unsubscribe();
+    expect(seen).toEqual([1]);
+    expect(applied).toEqual([last - 2, last - 1, last]);
+    expect(store.table("teams").size).toBe(3);
   });
 });
