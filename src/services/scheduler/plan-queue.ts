@@ -26,6 +26,13 @@ export interface PlanQueueStats {
 
 export interface PlanQueueOptions {
   readonly maxRecords?: number;
+  /**
+   * Appends under way at once (default 1). With two, the next batch is
+   * queued in the log while the one ahead is being synced, and the log
+   * writes it before it publishes the one ahead (FileLog's group commit),
+   * so applying a batch overlaps the disk's work on the next.
+   */
+  readonly maxAppends?: number;
   readonly maxAllocs?: number;
   /** After each append is applied: how long it took (ms) and how many submissions it carried. */
   readonly onAppended?: (ms: number, records: number, submissions: number) => void;
@@ -44,10 +51,11 @@ interface Submission {
  * finishes a step while an append is under way (plans, follow-up and
  * blocked evaluations, status updates) go out together in the next append,
  * each submission still its own contiguous run of records with its own
- * outcomes. One append is under way at a time, so under load batches grow
- * with the log's latency instead of each evaluation paying for its own
- * durable write and apply; alone, a submission waits for one turn of the
- * event loop (every worker whose step finished in that turn joins it).
+ * outcomes. At most `maxAppends` appends are under way at a time, so under
+ * load batches grow with the log's latency instead of each evaluation
+ * paying for its own durable write and apply; alone, a submission waits for
+ * one turn of the event loop (every worker whose step finished in that turn
+ * joins it).
  *
  * Records are what they would be without it: one evaluation per status
  * record (event-stream subscribers get one evaluation per frame, as Nomad's
@@ -56,13 +64,16 @@ interface Submission {
  */
 export class PlanQueue {
   private queue: Submission[] = [];
+  /** Submissions in the appends under way. */
   private writing = 0;
+  private appending = 0;
   private scheduled = false;
   private appends = 0;
   private records = 0;
   private submissions = 0;
   private readonly maxRecords: number;
   private readonly maxAllocs: number;
+  private readonly maxAppends: number;
 
   constructor(
     private readonly write: (records: readonly Writable[]) => Promise<Written>,
@@ -70,6 +81,7 @@ export class PlanQueue {
   ) {
     this.maxRecords = Math.max(1, options.maxRecords ?? MAX_RECORDS_PER_APPEND);
     this.maxAllocs = Math.max(1, options.maxAllocs ?? MAX_ALLOCS_PER_APPEND);
+    this.maxAppends = Math.max(1, Math.floor(options.maxAppends ?? 1));
   }
 
   /** Appends `drafts` with whatever else is waiting; resolves with their own outcomes once applied. */
@@ -92,7 +104,7 @@ export class PlanQueue {
   }
 
   private kick(): void {
-    if (this.writing > 0 || this.scheduled || this.queue.length === 0) return;
+    if (this.appending >= this.maxAppends || this.scheduled || this.queue.length === 0) return;
     this.scheduled = true;
     // A turn of the event loop, not a microtask: a worker's step ends in a
     // chain of awaits, and the whole chain of every worker resumed by the
@@ -104,7 +116,7 @@ export class PlanQueue {
   }
 
   private async flush(): Promise<void> {
-    if (this.writing > 0 || this.queue.length === 0) return;
+    if (this.appending >= this.maxAppends || this.queue.length === 0) return;
     const batch: Submission[] = [];
     let records = 0;
     let allocs = 0;
@@ -118,7 +130,8 @@ export class PlanQueue {
     }
     const drafts: Writable[] = [];
     for (const s of batch) for (const d of s.drafts) drafts.push(d);
-    this.writing = batch.length;
+    this.writing += batch.length;
+    this.appending++;
     const started = performance.now();
     try {
       const written = await this.write(drafts);
@@ -135,7 +148,8 @@ export class PlanQueue {
     } catch (err) {
       for (const s of batch) s.reject(err);
     } finally {
-      this.writing = 0;
+      this.writing -= batch.length;
+      this.appending--;
       this.kick();
     }
   }

@@ -59,6 +59,9 @@ export const DEFAULT_WORKERS = 4;
  */
 export const DEFAULT_DEPTH = 4;
 
+/** Plan queue appends under way at once (see PlanQueueOptions.maxAppends). */
+export const PLAN_APPENDS_IN_FLIGHT = 2;
+
 /** What `/v1/metrics` reads of the pipeline. */
 export interface PipelineStats {
   readonly planQueue: PlanQueueStats;
@@ -251,6 +254,7 @@ export class SchedulerService implements LeaderService, SchedulerWorkerPool {
       incr: (...args) => this.metrics.incr(...args),
     };
     const planQueue = new PlanQueue((drafts) => ctx.write(drafts), {
+      maxAppends: PLAN_APPENDS_IN_FLIGHT,
       onAppended: (ms) =>
         metrics.sample(PIPELINE_TIMINGS.planApply[0], ms, {}, PIPELINE_TIMINGS.planApply[1]),
     });

@@ -95,12 +95,16 @@ export function specOf(row: EvaluationRow): EvaluationSpec {
  * records the evaluation's outcome, and acks once that is durable and
  * applied. Any failure nacks the delivery: the broker brings it back later.
  *
- * A worker keeps up to `depth` evaluations in flight: once one's pass is
- * computed and its records are queued for the log, it takes the next (the
- * broker never hands out two of one job at once). The plan queue puts the
- * records of all of them in one append, so the pipeline pays one durable
- * write per batch, not one per step per evaluation. Past that depth,
- * evaluations wait in the broker, where `/v1/metrics` shows them.
+ * A worker keeps up to `depth` evaluations planning at once: once one's
+ * pass is computed and its records are queued for the log, it takes the
+ * next (the broker never hands out two of one job at once). An evaluation
+ * whose plans are all applied and that only records its outcome no longer
+ * counts against `depth` (a status record cannot make another plan
+ * conflict), so up to FINISHING_PER_SLOT times as many wait on that last
+ * write and their acks. The plan queue puts the records of all of them in
+ * one append, so the pipeline pays one durable write per batch, not one per
+ * step per evaluation. Past that, evaluations wait in the broker, where
+ * `/v1/metrics` shows them.
  */
 export class Worker {
   private running = true;
@@ -109,6 +113,10 @@ export class Worker {
   private dequeuing = false;
   private computing = 0;
   private readonly inHand = new Set<Promise<void>>();
+  /** Evaluations in hand that may still submit a plan: what `depth` bounds. */
+  private planning = 0;
+  /** Wakes the loop when an evaluation stops planning (it may take another then). */
+  private slotFreed: (() => void) | undefined;
   private readonly depth: number;
   private readonly metrics: SchedulerMetricsSink;
 
@@ -163,8 +171,9 @@ export class Worker {
 
   private async loop(): Promise<void> {
     while (this.running) {
-      if (this.inHand.size >= this.depth) {
-        await Promise.race(this.inHand);
+      if (this.planning >= this.depth || this.inHand.size >= this.depth * FINISHING_PER_SLOT) {
+        await Promise.race([...this.inHand, new Promise<void>((r) => (this.slotFreed = r))]);
+        this.slotFreed = undefined;
         continue;
       }
       this.dequeuing = true;
@@ -179,21 +188,32 @@ export class Worker {
         PIPELINE_TIMINGS.dequeue[1],
       );
       this.rt.utilization?.begin(this);
-      const task = this.handle(d).finally(() => {
+      this.planning++;
+      const slot = { held: true };
+      const task = this.handle(d, () => this.release(slot)).finally(() => {
+        this.release(slot);
         this.inHand.delete(task);
         if (this.inHand.size === 0) this.rt.utilization?.end(this);
       });
       this.inHand.add(task);
       // With room for more, the next dequeue starts once this one has
       // reached the log (its pass computed); a later turn is soon enough.
-      if (this.inHand.size < this.depth) await Promise.race([task, yieldTurn()]);
+      if (this.planning < this.depth) await Promise.race([task, yieldTurn()]);
     }
   }
 
-  private async handle(d: Delivery): Promise<void> {
+  /** An evaluation's planning slot is given back once, when it stops planning or leaves. */
+  private release(slot: { held: boolean }): void {
+    if (!slot.held) return;
+    slot.held = false;
+    this.planning--;
+    this.slotFreed?.();
+  }
+
+  private async handle(d: Delivery, donePlanning: () => void): Promise<void> {
     const started = performance.now();
     try {
-      await this.process(d);
+      await this.process(d, donePlanning);
       if (this.rt.broker.isOutstanding(d.evaluation.ID, d.token))
         this.rt.broker.ack(d.evaluation.ID, d.token);
     } catch (err) {
@@ -209,7 +229,7 @@ export class Worker {
     );
   }
 
-  private async process(d: Delivery): Promise<void> {
+  private async process(d: Delivery, donePlanning: () => void): Promise<void> {
     const { tables } = this.rt;
     const row = tables.evals.get(d.evaluation.ID);
     // Deleted, or decided elsewhere since it was queued.
@@ -221,7 +241,13 @@ export class Worker {
     const generic = evaluation.Type === "service" || evaluation.Type === "batch";
     const system = evaluation.Type === "system" || evaluation.Type === "sysbatch";
     if (!generic && !system) {
-      await this.setStatus(d, evaluation, "failed", `scheduler type "${evaluation.Type}" is not supported`);
+      await this.setStatus(
+        d,
+        evaluation,
+        "failed",
+        `scheduler type "${evaluation.Type}" is not supported`,
+        donePlanning,
+      );
       return;
     }
     if (generic && !GENERIC_TRIGGERS.has(evaluation.TriggeredBy)) {
@@ -230,6 +256,7 @@ export class Worker {
         evaluation,
         "failed",
         `scheduler cannot handle '${evaluation.TriggeredBy}' evaluation reason`,
+        donePlanning,
       );
       return;
     }
@@ -267,7 +294,7 @@ export class Worker {
           "plan kept conflicting; evaluation blocked",
         );
         const blocked = this.blockedEval(evaluation, pass, true);
-        await this.setStatus(d, evaluation, "failed", MAX_ATTEMPTS_REACHED(max), pass, blocked);
+        await this.setStatus(d, evaluation, "failed", MAX_ATTEMPTS_REACHED(max), donePlanning, pass, blocked);
         return;
       }
     }
@@ -288,7 +315,7 @@ export class Worker {
       return;
     }
     const blocked = failed && !pass.delayInstead ? this.blockedEval(evaluation, pass, false) : undefined;
-    await this.setStatus(d, evaluation, "complete", "", passQueued, blocked);
+    await this.setStatus(d, evaluation, "complete", "", donePlanning, passQueued, blocked);
   }
 
   /** One pass of the scheduler, timed under Nomad's invoke_scheduler.<type>. */
@@ -367,6 +394,8 @@ export class Worker {
     evaluation: EvaluationRow,
     status: EvalStatus,
     description: string,
+    /** Called once the records are queued: from here on the evaluation submits no plan. */
+    donePlanning: () => void,
     pass?: ComputedPass,
     blocked?: EvaluationSpec,
   ): Promise<void> {
@@ -387,9 +416,11 @@ export class Worker {
     const records: EvaluationsUpserted[] = blocked
       ? [{ Evals: [blocked] }, { Evals: [updated] }]
       : [{ Evals: [updated] }];
-    const written = await this.whileWaiting(d, () =>
-      this.rt.write(records.map((data) => ({ type: "EvaluationsUpserted", v: 1, data }))),
-    );
+    const written = await this.whileWaiting(d, () => {
+      const writing = this.rt.write(records.map((data) => ({ type: "EvaluationsUpserted", v: 1, data })));
+      donePlanning();
+      return writing;
+    });
     this.metrics.sample(
       PIPELINE_TIMINGS.update[0],
       performance.now() - started,
@@ -444,6 +475,13 @@ export async function computeInSlices(
 function contextOf(rt: Pick<WorkerRuntime, "tables" | "readyNodes" | "clock" | "newID">): SchedulerContext {
   return { tables: rt.tables, readyNodes: rt.readyNodes, nowMs: rt.clock.now(), newID: rt.newID };
 }
+
+/**
+ * Evaluations that only record their outcome, per planning slot: they wait
+ * on one batched append, hold a delivery and a few rows each, and acking
+ * them sooner is what lets the broker hand out the next evaluations.
+ */
+export const FINISHING_PER_SLOT = 8;
 
 /** Resolves on a later turn of the event loop. */
 function yieldTurn(): Promise<void> {

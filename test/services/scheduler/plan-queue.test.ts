@@ -83,6 +83,29 @@ describe("the plan queue", () => {
     expect((await Promise.all(later)).map((w) => w.index)).toEqual([2, 3]);
   });
 
+  it("with two appends allowed, sends what arrives during an append at once, and holds the rest for a free one", async () => {
+    const log = new FakeLog();
+    const q = new PlanQueue(log.write, { maxAppends: 2 });
+    const first = q.submit([draft("p1")]);
+    await turn();
+    const second = [q.submit([draft("p2")]), q.submit([draft("p3")])];
+    await turn();
+    // The second append is in the log's queue behind the first, in order.
+    expect(log.appends).toEqual([["p1"], ["p2", "p3"]]);
+    const third = q.submit([draft("p4")]);
+    await turn();
+    expect(log.appends).toHaveLength(2);
+    expect(q.stats()).toMatchObject({ depth: 1, inFlight: 3 });
+    log.applyAll();
+    expect((await first).index).toBe(1);
+    expect((await Promise.all(second)).map((w) => w.index)).toEqual([2, 3]);
+    await turn();
+    expect(log.appends).toEqual([["p1"], ["p2", "p3"], ["p4"]]);
+    log.applyAll();
+    expect((await third).index).toBe(4);
+    expect(q.stats()).toMatchObject({ depth: 0, inFlight: 0, appends: 3, submissions: 4 });
+  });
+
   it("splits batches at the record limit without splitting a submission", async () => {
     const log = new FakeLog();
     const q = new PlanQueue(log.write, { maxRecords: 3 });
