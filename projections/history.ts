@@ -131,6 +131,8 @@ export const TRACKED: Readonly<Record<string, Tracked>> = {
     fields: ["ServiceName", "NodeID", "AllocID", "Address", "Port", "Tags"],
     lists: {},
   },
+  // The server → client detach calls of a volume's unpublish and their answers, in the volume's own history.
+  csi_detach_requests: { object: "csi_volume", fields: ["Detach"], lists: {} },
   // Who granted what, when (issue 17). Rows hold no secret: a token's secret is only its hash and is not tracked.
   acl_tokens: {
     object: "acl_token",
@@ -180,7 +182,8 @@ export function historyProjection(observedTables: readonly string[]) {
   const projection: Projection = {
     name: "history",
     // 6: variables are tracked. 7: service registrations are. 8: entries move to the history store.
-    version: 8,
+    // 9: CSI detach calls are.
+    version: 9,
     tables: [history],
     handles: new Set(),
     evolve() {},

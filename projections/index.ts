@@ -3,6 +3,7 @@ import { aclProjection } from "./acl.ts";
 import { aclSsoProjection } from "./acl-sso.ts";
 import { allocsProjection } from "./allocs.ts";
 import { clusterProjection } from "./cluster.ts";
+import { csiDetachRequestsProjection } from "./csi-detach-requests.ts";
 import { deploymentWriteRefusal } from "./deployment-writes.ts";
 import { deploymentsProjection } from "./deployments.ts";
 import { deleteSafetyLookups } from "./eval-delete-safety.ts";
@@ -51,6 +52,7 @@ export function createProjections() {
   const services = serviceRegistrationsProjection({ nodes: nodes.nodes, allocs: allocs.allocs });
   const scaling = scalingProjection();
   const jobSubmissions = jobSubmissionsProjection();
+  const csiDetaches = csiDetachRequestsProjection();
   const all: Projection[] = [
     cluster.projection,
     // Its admit() fences off writes made under a superseded leadership epoch.
@@ -85,6 +87,7 @@ export function createProjections() {
       summaries: jobs.summaries,
       launches: jobs.launches,
     }).projection,
+    csiDetaches.projection,
   ];
   // Last: it folds in the row changes the others make (the audit trail).
   const history = historyProjection(all.flatMap((p) => p.tables.map((t) => t.name)));
@@ -122,6 +125,7 @@ export function createProjections() {
       scalingEvents: scaling.events,
       deployments: deployments.deployments,
       serviceRegistrations: services.registrations,
+      csiDetachRequests: csiDetaches.detaches,
       history: history.history,
     },
   };
