@@ -1,6 +1,7 @@
 import { aclSchemas } from "./acl.ts";
 import { allocSchemas } from "./allocs.ts";
 import { clusterSchemas } from "./cluster.ts";
+import { csiSchemas } from "./csi.ts";
 import { csiDetachSchemas } from "./csi-detach.ts";
 import { deploymentSchemas } from "./deployments.ts";
 import { evalSchemas } from "./evals.ts";
@@ -37,5 +38,6 @@ export const allSchemas: readonly EventSchema[] = [
   ...aclSchemas,
   ...serviceRegistrationSchemas,
   ...deploymentSchemas,
+  ...csiSchemas,
   ...csiDetachSchemas,
 ];

@@ -266,6 +266,14 @@ export const EVENT_TYPES: Readonly<Record<string, string | null>> = {
   ACLBindingRulesDeleted: "ACLBindingRuleDeleted",
   ServiceRegistrationsUpserted: "ServiceRegistration",
   ServiceRegistrationsDeleted: "ServiceDeregistration",
+  // Nomad's later MsgTypeEvents names for Raft messages 35, 36 and 37 (1.6 published none).
+  CSIVolumesRegistered: "CSIVolumeRegistered",
+  CSIVolumesDeregistered: "CSIVolumeDeregistered",
+  CSIVolumeClaimsUpdated: "CSIVolumeClaim",
+  // chronomad's server → client detach calls: Nomad makes them as RPCs and publishes nothing.
+  CSIDetachRequested: null,
+  CSIDetachAcknowledged: null,
+  CSIDetachTimedOut: null,
 };
 
 /**
