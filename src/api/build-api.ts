@@ -39,6 +39,7 @@ import { clientAllocationsPlugin } from "./plugins/client-allocations.ts";
 import { clientFsPlugin } from "./plugins/client-fs.ts";
 import { clientRpcPlugin } from "./plugins/client-rpc.ts";
 import { clientStatsPlugin } from "./plugins/client-stats.ts";
+import { csiVolumeDetachPlugin } from "./plugins/csi-volume-detach.ts";
 import { deploymentUpdatesPlugin } from "./plugins/deployment-updates.ts";
 import { deploymentsPlugin } from "./plugins/deployments.ts";
 import { evaluationsPlugin } from "./plugins/evaluations.ts";
@@ -123,6 +124,7 @@ const PLUGINS = [
   keyringPlugin,
   variablesPlugin,
   servicesPlugin,
+  csiVolumeDetachPlugin,
   aclTokensPlugin,
   aclAuthMethodsPlugin,
   aclBindingRulesPlugin,
