@@ -39,7 +39,9 @@ import { clientAllocationsPlugin } from "./plugins/client-allocations.ts";
 import { clientFsPlugin } from "./plugins/client-fs.ts";
 import { clientRpcPlugin } from "./plugins/client-rpc.ts";
 import { clientStatsPlugin } from "./plugins/client-stats.ts";
+import { csiPluginsPlugin } from "./plugins/csi-plugins.ts";
 import { csiVolumeDetachPlugin } from "./plugins/csi-volume-detach.ts";
+import { csiVolumesPlugin } from "./plugins/csi-volumes.ts";
 import { deploymentUpdatesPlugin } from "./plugins/deployment-updates.ts";
 import { deploymentsPlugin } from "./plugins/deployments.ts";
 import { evaluationsPlugin } from "./plugins/evaluations.ts";
@@ -124,6 +126,8 @@ const PLUGINS = [
   keyringPlugin,
   variablesPlugin,
   servicesPlugin,
+  csiVolumesPlugin,
+  csiPluginsPlugin,
   csiVolumeDetachPlugin,
   aclTokensPlugin,
   aclAuthMethodsPlugin,
