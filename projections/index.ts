@@ -58,6 +58,7 @@ export function createProjections() {
     plugins: csiPlugins.plugins,
     allocs: allocs.allocs,
   });
+  allocs.bindCsiVolumes(csiVolumes.volumes);
   const scaling = scalingProjection();
   const jobSubmissions = jobSubmissionsProjection();
   const csiDetaches = csiDetachRequestsProjection();
