@@ -11,11 +11,12 @@ import {
 } from "../streams/allocs.ts";
 import { DEPLOYMENT_WRITES, type DeploymentEvent } from "../streams/deployments.ts";
 import { isUnresponsive } from "../streams/nodes.ts";
+import { writtenVolumeKeys } from "./csi-volume-writers.ts";
 import { applyDeploymentWriteToAllocs } from "./deployment-writes.ts";
 import { jobKey } from "./evals.ts";
 import type { JobRow } from "./jobs.ts";
 import type { NodeRow } from "./nodes.ts";
-import { applyPlan, type PlanRefusalRow, withState } from "./plan-apply.ts";
+import { applyPlan, type PlanRefusalRow, type PlanTables, withState } from "./plan-apply.ts";
 
 /** Nomad's Allocation as the API shows it. */
 export type AllocRow = AllocationSpec & {
@@ -48,6 +49,8 @@ export function allocsProjection(nodes: Table<NodeRow>, jobVersions?: Table<JobR
       // is not collected while a poststop task can still use its identity.
       signing_key: (a) =>
         a.SigningKeyID && !(isServerTerminal(a) && isClientTerminal(a)) ? a.SigningKeyID : undefined,
+      // The CSI volumes live allocations ask to write (projections/csi-volume-writers.ts).
+      csi_write: writtenVolumeKeys,
     },
     order: byCreateIndexThenId,
   });
@@ -57,13 +60,16 @@ export function allocsProjection(nodes: Table<NodeRow>, jobVersions?: Table<JobR
     indexes: { eval: (r) => r.EvalID || undefined },
   });
 
+  const reads = jobVersions ? ["nodes", "jobs"] : ["nodes"];
+  let csiVolumes: PlanTables["csiVolumes"];
   const projection: Projection = {
     name: "allocs",
     // 3: placed allocations carry the legacy Resources total.
     // 4: compact placements and in-place updates take the record's SigningKeyID.
-    version: 4,
+    // 5: a placement that would write a single-writer CSI volume another job writes is refused.
+    version: 5,
     tables: [allocs, refusals],
-    reads: jobVersions ? ["nodes", "jobs"] : ["nodes"],
+    reads,
     handles: new Set([
       "AllocsPlanApplied",
       "AllocClientUpdated",
@@ -79,7 +85,7 @@ export function allocsProjection(nodes: Table<NodeRow>, jobVersions?: Table<JobR
       const e = event as AllocEvent;
       switch (e.type) {
         case "AllocsPlanApplied":
-          return applyPlan(ctx, { allocs, nodes, refusals, versions: jobVersions }, e.data, e.at);
+          return applyPlan(ctx, { allocs, nodes, refusals, versions: jobVersions, csiVolumes }, e.data, e.at);
         case "AllocClientUpdated":
           // The nodes projection applies first and refuses the record if a
           // reporting node is no longer allowed to update.
@@ -181,7 +187,12 @@ export function allocsProjection(nodes: Table<NodeRow>, jobVersions?: Table<JobR
     },
   };
 
-  return { projection, allocs, refusals };
+  /** The CSI volumes table, once created (it reads this one): the second check of a plan's volume writers. */
+  const bindCsiVolumes = (volumes: NonNullable<PlanTables["csiVolumes"]>) => {
+    csiVolumes = volumes;
+    reads.push("csi_volumes");
+  };
+  return { projection, allocs, refusals, bindCsiVolumes };
 }
 
 /** Nomad's nestedUpdateAllocFromClient: only what the client is the authority on. */

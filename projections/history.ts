@@ -131,6 +131,15 @@ export const TRACKED: Readonly<Record<string, Tracked>> = {
     fields: ["ServiceName", "NodeID", "AllocID", "Address", "Port", "Tags"],
     lists: {},
   },
+  // Every claim transition of a CSI volume (issue 21): who claimed it, each
+  // unpublish checkpoint, the release; never its secrets (the row holds them
+  // only sealed, and they are not tracked).
+  csi_volumes: {
+    object: "csi_volume",
+    fields: ["PluginID", "ExternalID", "AccessMode", "AttachmentMode", "Capacity"],
+    lists: {},
+    details: claimTransitions,
+  },
   // Who granted what, when (issue 17). Rows hold no secret: a token's secret is only its hash and is not tracked.
   acl_tokens: {
     object: "acl_token",
@@ -180,7 +189,8 @@ export function historyProjection(observedTables: readonly string[]) {
   const projection: Projection = {
     name: "history",
     // 6: variables are tracked. 7: service registrations are. 8: entries move to the history store.
-    version: 8,
+    // 9: CSI volumes and their claims are tracked.
+    version: 9,
     tables: [history],
     handles: new Set(),
     evolve() {},
@@ -341,4 +351,50 @@ function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+const CLAIM_MODES = ["read", "write", "gc"];
+const CLAIM_STATES = ["taken", "node-detached", "controller-detached", "ready-to-free", "unpublishing"];
+
+/** A volume's claim of one allocation, as history shows it; null when it holds none. */
+function claimOf(row: Row, allocID: string): Record<string, unknown> | null {
+  const past = (row.PastClaims as Readonly<Record<string, Row>> | undefined)?.[allocID];
+  const current =
+    (row.WriteClaims as Readonly<Record<string, Row>> | undefined)?.[allocID] ??
+    (row.ReadClaims as Readonly<Record<string, Row>> | undefined)?.[allocID];
+  // A past claim is the latest checkpoint of a claim being released.
+  const c = past ?? current;
+  if (!c) return null;
+  return {
+    AllocationID: allocID,
+    NodeID: c.NodeID,
+    Mode: CLAIM_MODES[c.Mode as number] ?? c.Mode,
+    State: CLAIM_STATES[c.State as number] ?? c.State,
+    AccessMode: c.AccessMode,
+    AttachmentMode: c.AttachmentMode,
+  };
+}
+
+const claimIDs = (row: Row): string[] =>
+  ["ReadClaims", "WriteClaims", "PastClaims"].flatMap((f) => Object.keys((row[f] as Row | undefined) ?? {}));
+
+/**
+ * One `Claim` entry per allocation whose claim changed: taken (from null),
+ * each unpublish checkpoint, and freed (to null). Claim maps are compared
+ * by reference first: most volume changes leave them as they were.
+ */
+function claimTransitions(at: At, before: Row, after: Row, entries: HistoryEntry[]): void {
+  if (
+    before.ReadClaims === after.ReadClaims &&
+    before.WriteClaims === after.WriteClaims &&
+    before.PastClaims === after.PastClaims
+  ) {
+    return;
+  }
+  const ids = [...new Set([...claimIDs(before), ...claimIDs(after)])].sort();
+  for (const id of ids) {
+    const from = claimOf(before, id);
+    const to = claimOf(after, id);
+    if (!sameValue(from, to)) entries.push(historyEntry(at, "Claim", from, to));
+  }
 }

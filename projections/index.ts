@@ -3,6 +3,8 @@ import { aclProjection } from "./acl.ts";
 import { aclSsoProjection } from "./acl-sso.ts";
 import { allocsProjection } from "./allocs.ts";
 import { clusterProjection } from "./cluster.ts";
+import { csiPluginsProjection } from "./csi-plugins.ts";
+import { csiVolumesProjection } from "./csi-volumes.ts";
 import { deploymentWriteRefusal } from "./deployment-writes.ts";
 import { deploymentsProjection } from "./deployments.ts";
 import { deleteSafetyLookups } from "./eval-delete-safety.ts";
@@ -49,6 +51,13 @@ export function createProjections() {
   });
   jobs.bind(allocs.allocs, evals.evals);
   const services = serviceRegistrationsProjection({ nodes: nodes.nodes, allocs: allocs.allocs });
+  const csiPlugins = csiPluginsProjection();
+  const csiVolumes = csiVolumesProjection({
+    namespaces: namespaces.namespaces,
+    plugins: csiPlugins.plugins,
+    allocs: allocs.allocs,
+  });
+  allocs.bindCsiVolumes(csiVolumes.volumes);
   const scaling = scalingProjection();
   const jobSubmissions = jobSubmissionsProjection();
   const all: Projection[] = [
@@ -74,6 +83,10 @@ export function createProjections() {
     allocs.projection,
     // After nodes and allocs: it checks a registration against their rows as this record leaves them.
     services.projection,
+    // After nodes: the plugins derive from the nodes' fingerprints within the node's record.
+    csiPlugins.projection,
+    // After csi_plugins and allocs: a claim reads the plugin's health and the claiming allocations.
+    csiVolumes.projection,
     // After allocs: it counts the placements of a plan that applied.
     deployments.projection,
     // After allocs: it creates evaluations only for the preemptions that applied.
@@ -122,6 +135,8 @@ export function createProjections() {
       scalingEvents: scaling.events,
       deployments: deployments.deployments,
       serviceRegistrations: services.registrations,
+      csiPlugins: csiPlugins.plugins,
+      csiVolumes: csiVolumes.volumes,
       history: history.history,
     },
   };

@@ -15,6 +15,7 @@ import {
 } from "../streams/allocs.ts";
 import type { TaskGroupSpec } from "../streams/jobs.ts";
 import type { AllocRow } from "./allocs.ts";
+import { otherWriter, requestedVolumeID, volumeWriterKey, type WrittenVolume } from "./csi-volume-writers.ts";
 import { goTime } from "./go-time.ts";
 import type { JobRow } from "./jobs.ts";
 import { versionKey } from "./jobs.ts";
@@ -60,6 +61,8 @@ export interface PlanTables {
   readonly nodes: Table<NodeRow>;
   readonly refusals: Table<PlanRefusalRow>;
   readonly versions?: Table<JobRow>;
+  /** csi_volumes: a placement must not write a single-writer volume another job writes. */
+  readonly csiVolumes?: { get(key: string): WrittenVolume | undefined };
 }
 
 /** The key refusals of a plan record are kept under. */
@@ -410,7 +413,48 @@ function checkNode(
   }
   const dimension = exhaustedDimension(nodeCapacity(node), used);
   if (dimension) return `resources exhausted: ${dimension}`;
-  return placementPortCollision(node, t.allocs.by("node", nodeID), leaving, p.placed, p.placements);
+  const ports = placementPortCollision(node, t.allocs.by("node", nodeID), leaving, p.placed, p.placements);
+  return ports ?? csiWriterConflict(t, p, job, leaving);
+}
+
+/**
+ * A placement that would write a single-writer CSI volume that another
+ * job's allocation holds the write claim of, or writes while live (its
+ * client may not have claimed it yet): the scheduler's check again, at
+ * apply, so plans computed at once never place two writers.
+ */
+function csiWriterConflict(
+  t: PlanTables,
+  p: NodePart,
+  job: JobRow | undefined,
+  leaving: ReadonlySet<string>,
+): string | undefined {
+  if (!t.csiVolumes) return undefined;
+  const asks: { tg: TaskGroupSpec | undefined; name: string; namespace: string; jobID: string }[] = [];
+  for (const a of p.placed) {
+    const tg = a.Job?.TaskGroups.find((g) => g.Name === a.TaskGroup) as TaskGroupSpec | undefined;
+    asks.push({ tg, name: a.Name, namespace: a.Namespace, jobID: a.JobID });
+  }
+  if (job) {
+    for (const a of p.placements)
+      asks.push({ tg: groupOf(job, a.TaskGroup), name: a.Name, namespace: job.Namespace, jobID: job.ID });
+  }
+  for (const { tg, name, namespace, jobID } of asks) {
+    const volumes = tg?.Volumes;
+    if (!volumes) continue;
+    for (const v of Object.values(volumes)) {
+      if (v?.Type !== "csi" || v.ReadOnly === true) continue;
+      const id = requestedVolumeID(v, name);
+      const key = volumeWriterKey(namespace, id);
+      // No such volume: nothing to exceed (and records from before volumes apply as they did).
+      const volume = t.csiVolumes.get(key);
+      if (!volume) continue;
+      const other = otherWriter(volume, key, v.AccessMode ?? "", namespace, jobID, t.allocs, leaving);
+      if (other !== undefined)
+        return `CSI volume ${id} has exhausted its available writer claims: allocation ${other} writes it`;
+    }
+  }
+  return undefined;
 }
 
 function idsOf(p: NodePart): string[] {

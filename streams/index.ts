@@ -1,6 +1,7 @@
 import { aclSchemas } from "./acl.ts";
 import { allocSchemas } from "./allocs.ts";
 import { clusterSchemas } from "./cluster.ts";
+import { csiSchemas } from "./csi.ts";
 import { deploymentSchemas } from "./deployments.ts";
 import { evalSchemas } from "./evals.ts";
 import type { EventSchema } from "./event-schema.ts";
@@ -36,4 +37,5 @@ export const allSchemas: readonly EventSchema[] = [
   ...aclSchemas,
   ...serviceRegistrationSchemas,
   ...deploymentSchemas,
+  ...csiSchemas,
 ];

@@ -69,6 +69,36 @@ export interface TaskResources {
   readonly [field: string]: unknown;
 }
 
+/** Nomad's CSIMountOptions of a volume request. */
+export interface VolumeMountOptions {
+  readonly FSType: string;
+  readonly MountFlags: readonly string[] | null;
+}
+
+/**
+ * Nomad's VolumeRequest: a volume a task group asks for, `host` or `csi`.
+ * AccessMode and AttachmentMode are CSI's ("" when not given); with
+ * PerAlloc each allocation asks for `Source[<alloc index>]`.
+ */
+export interface VolumeRequest {
+  readonly Name: string;
+  readonly Type: string;
+  readonly Source: string;
+  readonly ReadOnly: boolean;
+  readonly AccessMode: string;
+  readonly AttachmentMode: string;
+  readonly MountOptions: VolumeMountOptions | null;
+  readonly PerAlloc: boolean;
+}
+
+/** Nomad's VolumeMount: where a task mounts one of its group's volumes. */
+export interface VolumeMount {
+  readonly Volume: string;
+  readonly Destination: string;
+  readonly ReadOnly: boolean;
+  readonly PropagationMode: string;
+}
+
 /** The fields of Nomad's Task the control plane reads; the rest is carried as sent. */
 export interface TaskSpec {
   readonly Name: string;
@@ -81,6 +111,8 @@ export interface TaskSpec {
   readonly Leader: boolean;
   readonly Lifecycle: { readonly Hook: string; readonly Sidecar: boolean } | null;
   readonly Meta: Readonly<Record<string, string>> | null;
+  /** Absent in records of jobs that never sent any. */
+  readonly VolumeMounts?: readonly VolumeMount[] | null;
   readonly [field: string]: unknown;
 }
 
@@ -99,6 +131,8 @@ export interface TaskGroupSpec {
   /** Nanoseconds; null when the group does not tolerate client disconnects. */
   readonly MaxClientDisconnect: number | null;
   readonly StopAfterClientDisconnect: number | null;
+  /** By name; absent in records of jobs that never sent any. */
+  readonly Volumes?: Readonly<Record<string, VolumeRequest>> | null;
   readonly [field: string]: unknown;
 }
 

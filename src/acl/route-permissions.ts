@@ -329,11 +329,50 @@ const ENTRIES: readonly Entry[] = [
   ["GET /v1/job/:id/services", ns("read-job")], // Job.GetServiceRegistrations: read-job
   ["GET /v1/allocation/:id/services", ns("read-job")], // Alloc.GetServiceRegistrations: read-job, then the alloc's namespace must be ?namespace=
 
+  // ---- CSI volumes and plugins (nomad/csi_endpoint.go) ----
+  // CSIVolume.List: csi-list-volume, csi-read-volume, csi-mount-volume or list-jobs in ?namespace=;
+  // with namespace * rows are filtered by the same in their namespace.
+  ["GET /v1/volumes", ns("csi-list-volume", "csi-read-volume", "csi-mount-volume", "list-jobs")],
+  // CSIVolume.Register: csi-write-volume in the volume's namespace and plugin read (RouteRule has no "all of").
+  ...putPost(
+    "/v1/volumes",
+    byHandler(
+      "CSIVolume.Register: csi-write-volume in each volume's namespace, and plugin read",
+      ns("csi-write-volume"),
+    ),
+  ),
+  // CSIVolume.Get: csi-read-volume, csi-mount-volume or read-job; a client's own identity passes too.
+  [
+    "GET /v1/volume/csi/:id",
+    byHandler(
+      "CSIVolume.Get: csi-read-volume, csi-mount-volume or read-job in ?namespace=, or a client node",
+      ANY_TOKEN,
+    ),
+  ],
+  ...putPost(
+    "/v1/volume/csi/:id",
+    byHandler(
+      "CSIVolume.Register: csi-write-volume in each volume's namespace, and plugin read",
+      ns("csi-write-volume"),
+    ),
+  ),
+  ...putPost(
+    "/v1/volume/csi/:id/create",
+    byHandler(
+      "CSIVolume.Create: csi-write-volume in each volume's namespace, and plugin read",
+      ns("csi-write-volume"),
+    ),
+  ),
+  ["DELETE /v1/volume/csi/:id", ns("csi-write-volume")], // CSIVolume.Deregister: csi-write-volume
+  ["GET /v1/plugins", { kind: "plugin", level: "list" }], // CSIPlugin.List: AllowPluginList
+  ["GET /v1/plugin/csi/:id", { kind: "plugin", level: "read" }], // CSIPlugin.Get: AllowPluginRead
+
   // ---- history: chronomad's own, the same rule as reading the object in Nomad ----
   ["GET /v1/allocation/:id/history", ANY_TOKEN], // as Alloc.GetAlloc: read-job in the alloc's namespace, in the handler
   ["GET /v1/node/:id/history", node("read")], // as Node.GetNode: AllowNodeRead
   ["GET /v1/job/:id/history", ns("read-job")], // as Job.GetJob: read-job
   ["GET /v1/evaluation/:id/history", ns("read-job")], // as Eval.GetEval: read-job, then in the eval's namespace
+  ["GET /v1/volume/csi/:id/history", ns("csi-read-volume", "csi-mount-volume", "read-job")], // as CSIVolume.Get
 
   // ---- client RPCs ----
   // Node.Register: trust on first use. A new node brings its SecretID in the

@@ -39,6 +39,8 @@ import { clientAllocationsPlugin } from "./plugins/client-allocations.ts";
 import { clientFsPlugin } from "./plugins/client-fs.ts";
 import { clientRpcPlugin } from "./plugins/client-rpc.ts";
 import { clientStatsPlugin } from "./plugins/client-stats.ts";
+import { csiPluginsPlugin } from "./plugins/csi-plugins.ts";
+import { csiVolumesPlugin } from "./plugins/csi-volumes.ts";
 import { deploymentUpdatesPlugin } from "./plugins/deployment-updates.ts";
 import { deploymentsPlugin } from "./plugins/deployments.ts";
 import { evaluationsPlugin } from "./plugins/evaluations.ts";
@@ -123,6 +125,8 @@ const PLUGINS = [
   keyringPlugin,
   variablesPlugin,
   servicesPlugin,
+  csiVolumesPlugin,
+  csiPluginsPlugin,
   aclTokensPlugin,
   aclAuthMethodsPlugin,
   aclBindingRulesPlugin,

@@ -132,6 +132,8 @@ export async function registerJob(
   options: { readonly submission?: JobSubmission | null } = {},
 ): Promise<RegisterAnswer> {
   if (!identity.allows(submitted.Namespace, "submit-job")) throw ApiError.forbidden();
+  if (mountsCsiVolumes(submitted) && !allowCsiMount(identity, submitted.Namespace))
+    throw ApiError.forbidden();
   if (
     currentSchedulerConfig(ctx.tables.schedulerConfig).RejectJobRegistration &&
     !identity.allows("*", "management")
@@ -337,4 +339,13 @@ function withResourcesOf(existing: JobSpec, job: JobSpec): JobSpec {
       };
     }),
   };
+}
+
+function mountsCsiVolumes(job: JobSpec): boolean {
+  return job.TaskGroups.some((tg) => Object.values(tg.Volumes ?? {}).some((v) => v?.Type === "csi"));
+}
+
+/** Nomad's allowCSIMount, asked on Job.Register for a job with CSI volumes: plugin read and csi-mount-volume. */
+function allowCsiMount(identity: AuthenticatedIdentity, namespace: string): boolean {
+  return identity.allows("", "plugin:read") && identity.allows(namespace, "csi-mount-volume");
 }

@@ -137,6 +137,33 @@ export const TOPICS: Readonly<Record<string, TopicSpec>> = {
     deleteType: "ServiceDeregistration",
     payload: (r) => r,
   },
+  // Nomad's CSIVolumeEvent: the volume as its JSON shows it (csiVolumeExt),
+  // without claims' details or secrets (the row holds them only sealed).
+  csi_volumes: {
+    topic: "CSIVolume",
+    wrapper: "Volume",
+    key: (r) => str(r.ID),
+    filterKeys: (r) => nonEmpty(r.PluginID),
+    namespace: (r) => str(r.Namespace),
+    deleteType: "CSIVolumeDeregistered",
+    payload: (r) => ({
+      ...without(r, "SealedSecrets", "ReadClaims", "WriteClaims"),
+      Secrets: null,
+      MountOptions: redactedMountOptions(r.MountOptions),
+      ReadAllocs: allocNulls(r.ReadClaims),
+      WriteAllocs: allocNulls(r.WriteClaims),
+    }),
+  },
+  // Nomad's CSIPluginEvent; the table changes with the nodes' fingerprints.
+  csi_plugins: {
+    topic: "CSIPlugin",
+    wrapper: "Plugin",
+    key: (r) => str(r.ID),
+    filterKeys: () => [],
+    namespace: () => "",
+    deleteType: "CSIPluginDeleted",
+    payload: (r) => r,
+  },
   // Nomad's ACL topics (management only): payloads never carry a secret or its hash.
   acl_tokens: {
     topic: "ACLToken",
@@ -186,11 +213,25 @@ export const TOPICS: Readonly<Record<string, TopicSpec>> = {
 };
 
 /**
- * Nomad's topics that chronomad has no table for yet (volumes, operator
+ * Nomad's topics that chronomad has no table for yet (host volumes, operator
  * changes): a subscriber may name them, as in Nomad, and simply gets no
  * events from them until those features exist.
  */
-const SILENT_TOPICS = ["HostVolume", "CSIVolume", "CSIPlugin", "Operator"];
+const SILENT_TOPICS = ["HostVolume", "Operator"];
+
+/** Nomad's csiVolumeExt: mount flags may hold secrets. */
+function redactedMountOptions(m: unknown): unknown {
+  if (typeof m !== "object" || m === null) return m ?? null;
+  const flags = (m as Row).MountFlags;
+  return { ...m, MountFlags: Array.isArray(flags) && flags.length > 0 ? ["[REDACTED]"] : (flags ?? null) };
+}
+
+/** Nomad's ReadAllocs / WriteAllocs as its JSON shows them: allocation ID → null. */
+function allocNulls(claims: unknown): Record<string, null> {
+  const out: Record<string, null> = {};
+  for (const id of Object.keys((claims as Row | null | undefined) ?? {}).sort()) out[id] = null;
+  return out;
+}
 
 /** Every topic a subscriber may name, besides `*`. */
 export const TOPIC_NAMES: ReadonlySet<string> = new Set([
@@ -266,6 +307,10 @@ export const EVENT_TYPES: Readonly<Record<string, string | null>> = {
   ACLBindingRulesDeleted: "ACLBindingRuleDeleted",
   ServiceRegistrationsUpserted: "ServiceRegistration",
   ServiceRegistrationsDeleted: "ServiceDeregistration",
+  // Nomad's later MsgTypeEvents names for Raft messages 35, 36 and 37 (1.6 published none).
+  CSIVolumesRegistered: "CSIVolumeRegistered",
+  CSIVolumesDeregistered: "CSIVolumeDeregistered",
+  CSIVolumeClaimsUpdated: "CSIVolumeClaim",
 };
 
 /**

@@ -11,6 +11,8 @@ import type {
   TaskResources,
   TaskSpec,
   UpdateStrategy,
+  VolumeMount,
+  VolumeRequest,
 } from "../../streams/jobs.ts";
 import { withCanonicalScaling } from "./scaling-policy.ts";
 import { SERVER_FIELDS } from "./spec-changed.ts";
@@ -424,6 +426,65 @@ function ports(r: Reader, v: unknown, path: string): NetworkPort[] | null {
   });
 }
 
+/**
+ * A group's volume requests as Nomad's agent converts them
+ * (ApiTgToStructsTG): a request that is null or of a type other than
+ * `host` or `csi` is dropped, the rest keep Nomad's fields only.
+ */
+function volumeRequests(r: Reader, v: unknown, path: string): Record<string, VolumeRequest> | null {
+  const map = r.object(v, path);
+  if (!map) return null;
+  const out: Record<string, VolumeRequest> = {};
+  for (const name of Object.keys(map)) {
+    const at = `${path}.${name}`;
+    const o = r.object(map[name], at);
+    if (!o) continue;
+    const type = r.string(o.Type, `${at}.Type`) ?? "";
+    const mount = r.object(o.MountOptions, `${at}.MountOptions`);
+    const flags = mount ? r.array(mount.MountFlags, `${at}.MountOptions.MountFlags`) : undefined;
+    const request: VolumeRequest = {
+      Name: r.string(o.Name, `${at}.Name`) ?? "",
+      Type: type,
+      Source: r.string(o.Source, `${at}.Source`) ?? "",
+      ReadOnly: r.bool(o.ReadOnly, `${at}.ReadOnly`) ?? false,
+      AccessMode: r.string(o.AccessMode, `${at}.AccessMode`) ?? "",
+      AttachmentMode: r.string(o.AttachmentMode, `${at}.AttachmentMode`) ?? "",
+      MountOptions: mount
+        ? {
+            FSType: r.string(mount.FSType, `${at}.MountOptions.FSType`) ?? "",
+            MountFlags: flags
+              ? flags.map((f, i) => r.string(f, `${at}.MountOptions.MountFlags[${i}]`) ?? "")
+              : null,
+          }
+        : null,
+      PerAlloc: r.bool(o.PerAlloc, `${at}.PerAlloc`) ?? false,
+    };
+    if (type === "host" || type === "csi") out[name] = request;
+  }
+  return Object.keys(map).length > 0 ? out : null;
+}
+
+/** Nomad's api VolumeMount.Canonicalize (private propagation, read-write), dropping a mount that names no volume as its agent does. */
+function volumeMounts(r: Reader, v: unknown, path: string): VolumeMount[] | null {
+  const list = r.array(v, path);
+  if (!list || list.length === 0) return null;
+  const out: VolumeMount[] = [];
+  list.forEach((m, i) => {
+    const at = `${path}[${i}]`;
+    const o = r.object(m, at);
+    if (!o) return;
+    const volume = r.string(o.Volume, `${at}.Volume`);
+    const mount: VolumeMount = {
+      Volume: volume ?? "",
+      Destination: r.string(o.Destination, `${at}.Destination`) ?? "",
+      ReadOnly: r.bool(o.ReadOnly, `${at}.ReadOnly`) ?? false,
+      PropagationMode: r.string(o.PropagationMode, `${at}.PropagationMode`) ?? "private",
+    };
+    if (volume !== undefined) out.push(mount);
+  });
+  return out;
+}
+
 function constraints(r: Reader, v: unknown, path: string): Constraint[] | null {
   const list = r.array(v, path);
   if (!list || list.length === 0) return null;
@@ -581,6 +642,7 @@ function taskGroup(
   group.Migrate = migrate;
   group.Constraints = constraints(r, g.Constraints, `${path}.Constraints`);
   if (Object.hasOwn(group, "Networks")) group.Networks = networks(r, g.Networks, `${path}.Networks`);
+  if (Object.hasOwn(group, "Volumes")) group.Volumes = volumeRequests(r, g.Volumes, `${path}.Volumes`);
   canonicalPreferences(r, group, path);
   group.RestartPolicy = restart;
   group.ReschedulePolicy = reschedule;
@@ -647,5 +709,7 @@ function task(r: Reader, t: Json, path: string, groupRestart: RestartPolicy): Ta
       ? { Hook: hook, Sidecar: r.bool(lifecycle.Sidecar, `${path}.Lifecycle.Sidecar`) ?? false }
       : null;
   out.Meta = meta && Object.keys(meta).length > 0 ? meta : null;
+  if (Object.hasOwn(out, "VolumeMounts"))
+    out.VolumeMounts = volumeMounts(r, t.VolumeMounts, `${path}.VolumeMounts`);
   return out as unknown as TaskSpec;
 }

@@ -18,6 +18,7 @@ import {
   spreadBlockErrors,
   taskConstraintOperandErrors,
 } from "./validate-preferences.ts";
+import { volumeMountErrors, volumeRequestErrors } from "./validate-volumes.ts";
 
 /** Nomad's priority bounds (JobMinPriority, default JobMaxPriority). */
 export const JOB_MIN_PRIORITY = 1;
@@ -147,6 +148,7 @@ function validateTaskGroup(job: JobSpec, tg: TaskGroupSpec): string[] {
     if (t.Leader) leaders++;
   });
   if (leaders > 1) errors.push("Only one task may be marked as leader");
+  errors.push(...volumeRequestErrors(job.Type, tg));
   const networkErrors = validateNetworks(tg);
   if (networkErrors.length > 0)
     errors.push(`Task group network validation failed: ${formatErrors(networkErrors)}`);
@@ -157,6 +159,7 @@ function validateTaskGroup(job: JobSpec, tg: TaskGroupSpec): string[] {
       ...validateTask(t, tg.EphemeralDisk.SizeMB),
       ...taskConstraintOperandErrors(t.Constraints),
       ...affinityBlockErrors(job.Type, t),
+      ...volumeMountErrors(t, tg),
     ];
     if (taskErrors.length > 0) errors.push(`Task ${t.Name} validation failed: ${formatErrors(taskErrors)}`);
   }

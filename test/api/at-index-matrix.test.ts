@@ -5,6 +5,7 @@ import { AT_INDEX_ROUTES, type AtIndexSupport, atIndexRefusal } from "../../src/
 import { writeEvents } from "../../src/store/writer.ts";
 import type { DeploymentSpec } from "../../streams/deployments.ts";
 import { type AclServer, type AclToken, startAclServer } from "../acl/acl-fixtures.ts";
+import { csiInfo } from "../projections/csi-fixtures.ts";
 import { evaluation, upsertGroups } from "./eval-fixtures.ts";
 import { placeAlloc, TestNode } from "./node-fixtures.ts";
 
@@ -57,12 +58,18 @@ function paramValue(name: string, path: string): string {
       if (path.startsWith("/v1/scaling/policy/")) return fixtures.scalingPolicyID;
       if (path.startsWith("/v1/acl/role/")) return fixtures.victimRoleID;
       if (path.startsWith("/v1/acl/binding-rule/")) return fixtures.bindingRuleID;
+      if (path.startsWith("/v1/volume/csi/")) return "matrix";
+      if (path.startsWith("/v1/plugin/csi/")) return "ebs";
       return randomUUID();
   }
 }
 
 /** Query parameters a route needs to answer at all. */
-const QUERIES: Readonly<Record<string, string>> = { "/v1/job/:id/submission": "?version=0" };
+const QUERIES: Readonly<Record<string, string>> = {
+  "/v1/job/:id/submission": "?version=0",
+  "/v1/volumes": "?type=csi",
+  "/v1/plugins": "?type=csi",
+};
 
 /** The fixture variable, which a trailing wildcard (`/v1/var/*`) names: two segments, "/" and all. */
 const VARIABLE_PATH = "matrix/var";
@@ -141,7 +148,12 @@ describe("?at_index on every read route", () => {
       Submission: { Source: 'job "matrix" {}', Format: "hcl2" },
     });
     const node = new TestNode(acl.s);
-    expect((await node.register()).status).toBe(200);
+    // Running CSI plugin ebs, for the plugin and volume routes.
+    const csi = {
+      CSIControllerPlugins: { ebs: csiInfo("ebs", "controller") },
+      CSINodePlugins: { ebs: csiInfo("ebs", "node") },
+    };
+    expect((await node.register(csi)).status).toBe(200);
     expect((await node.heartbeat()).status).toBe(200);
     const alloc = await placeAlloc(acl.s, { NodeID: node.id, JobID: "matrix" });
     // A service registration, named as the matrix names `:name`, for the service routes.
@@ -158,6 +170,17 @@ describe("?at_index on every read route", () => {
       Port: 8080,
     };
     expect((await node.rpc("ServiceRegistration.Upsert", { Services: [service] })).status).toBe(200);
+    const volume = {
+      ID: "matrix",
+      PluginID: "ebs",
+      RequestedCapabilities: [{ AccessMode: "single-node-writer", AttachmentMode: "file-system" }],
+    };
+    const registered = await acl.s.call("/v1/volumes", {
+      method: "PUT",
+      headers: { "X-Nomad-Token": acl.root.SecretID },
+      body: JSON.stringify({ Volumes: [volume] }),
+    });
+    expect(registered.status).toBe(200);
     const evalSpec = evaluation({ JobID: "matrix" });
     await upsertGroups(acl.s.store, [[evalSpec]]);
     const deploymentID = await writeDeployment();

@@ -1,6 +1,7 @@
 import { newEvaluation } from "../../streams/evals.ts";
 import type { Envelope } from "../../streams/event-schema.ts";
 import { aclSamples } from "./acl-samples.ts";
+import { csiSamples } from "./csi-samples.ts";
 import { deploymentSamples } from "./deployment-samples.ts";
 import { jobSamples } from "./job-samples.ts";
 import { keyringSamples } from "./keyring-samples.ts";
@@ -142,6 +143,7 @@ export const eventSamples: readonly Envelope[] = [
   ...keyringSamples,
   ...variableSamples,
   ...serviceRegistrationSamples,
+  ...csiSamples,
   {
     type: "GarbageCollected",
     v: 2,

@@ -36,6 +36,10 @@ const NOMAD_TYPES = new Set([
   "ACLBindingRuleDeleted",
   "ServiceRegistration",
   "ServiceDeregistration",
+  // Nomad's names for the CSI volume Raft messages (nomad/state/events.go, after 1.6).
+  "CSIVolumeRegistered",
+  "CSIVolumeDeregistered",
+  "CSIVolumeClaim",
   // Not in 1.6, nor 1.7 to 1.10: Nomad 2.0 added the Variable topic (#27637)
   // and types every variable write, a delete included, VariableUpdated.
   "VariableUpdated",

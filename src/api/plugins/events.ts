@@ -98,6 +98,9 @@ const TOPIC_CAPABILITY: Readonly<Record<string, string>> = {
   Allocation: "read-job",
   Job: "read-job",
   Service: "read-job",
+  // Nomad's validateNsOp (later releases, which publish them).
+  CSIVolume: "csi-read-volume",
+  CSIPlugin: "read-job",
   Node: "node:read",
   // Not a Nomad 1.6 topic. Nomad 2.0 lets any variables rule in the namespace
   // subscribe and drops each event whose path the token may not list; this

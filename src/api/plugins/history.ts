@@ -19,12 +19,16 @@ const ROUTES = [
   { path: "/v1/node/:id/history", param: "id", object: "node", namespaced: false },
   { path: "/v1/job/:id/history", param: "id", object: "job", namespaced: true },
   { path: "/v1/evaluation/:id/history", param: "id", object: "evaluation", namespaced: true },
+  { path: "/v1/volume/csi/:id/history", param: "id", object: "csi_volume", namespaced: true },
   { path: "/v1/acl/token/:accessor/history", param: "accessor", object: "acl_token", namespaced: false },
   { path: "/v1/acl/policy/:name/history", param: "name", object: "acl_policy", namespaced: false },
   { path: "/v1/acl/role/:id/history", param: "id", object: "acl_role", namespaced: false },
   { path: "/v1/acl/auth-method/:name/history", param: "name", object: "acl_auth_method", namespaced: false },
   { path: "/v1/acl/binding-rule/:id/history", param: "id", object: "acl_binding_rule", namespaced: false },
 ] as const;
+
+/** A volume's history is read as the volume is (CSIVolume.Get). */
+const VOLUME_READ = ["csi-read-volume", "csi-mount-volume", "read-job"];
 
 const historyQuery = textQuery(
   "namespace",
@@ -84,14 +88,16 @@ export const historyPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) =>
         const { history } = request.view.tables;
         const found = await blockingQuery(ctx, request, reply, ["history"], () => {
           const row = history.get(historyKey(route.object, id));
-          // Job IDs are unique per namespace only.
-          const mine = row && (route.object !== "job" || row.Namespace === namespace) ? row : undefined;
+          // Job and volume IDs are unique per namespace only.
+          const perNamespace = route.object === "job" || route.object === "csi_volume";
+          const mine = row && (!perNamespace || row.Namespace === namespace) ? row : undefined;
           return { index: mine?.ModifyIndex ?? history.index, body: mine };
         });
         if (found === undefined || found.Count === 0) {
           throw ApiError.notFound(`no history for ${route.object} ${id}`);
         }
-        if (route.namespaced && !request.identity.allows(found.Namespace || namespace, "read-job")) {
+        const caps = route.object === "csi_volume" ? VOLUME_READ : ["read-job"];
+        if (route.namespaced && !caps.some((c) => request.identity.allows(found.Namespace || namespace, c))) {
           throw ApiError.forbidden();
         }
         // The entries are on disk; as of a past index, those up to it (the row says the object had some then).

@@ -3,8 +3,7 @@ import type { SearchContext } from "./search-contexts.ts";
 
 /**
  * The table index Nomad answers a search of `context` with (contextToIndex):
- * 0 for kinds of objects chronomad does not hold (CSI plugins and volumes),
- * as Nomad's state store answers for a table never written.
+ * 0 for a table never written, as Nomad's state store answers.
  */
 export function contextIndex(tables: Projections["tables"], context: SearchContext): number {
   switch (context) {
@@ -26,6 +25,10 @@ export function contextIndex(tables: Projections["tables"], context: SearchConte
       return tables.scalingPolicies.index;
     case "vars":
       return tables.variables.index;
+    case "volumes":
+      return tables.csiVolumes.index;
+    case "plugins":
+      return tables.csiPlugins.index;
     default:
       return 0;
   }

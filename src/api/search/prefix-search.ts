@@ -93,6 +93,22 @@ export async function idsByPrefix(
         takeByKey(tables.scalingPolicies, lookup, limit, (p) => p.Target.Namespace === namespace),
         (p) => p.ID,
       );
+    case "volumes":
+      // Nomad's CSIVolumesByIDPrefix: the namespace's volumes (every one's with `*`).
+      return isWildcard(namespace)
+        ? ids(
+            takeByKey(tables.csiVolumes, "", limit, (v) => v.ID.startsWith(lookup)),
+            (v) => v.ID,
+          )
+        : ids(
+            takeByKey(tables.csiVolumes, `${namespace}\u0000${lookup}`, limit, () => true),
+            (v) => v.ID,
+          );
+    case "plugins":
+      return ids(
+        takeByKey(tables.csiPlugins, lookup, limit, () => true),
+        (p) => p.ID,
+      );
     case "vars":
       // Nomad 1.6 walks every namespace's paths here, filtered by whether the
       // token has any variables rule in each; this looks in the namespace

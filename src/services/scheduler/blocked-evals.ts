@@ -4,6 +4,22 @@ import type { EvalBroker } from "./eval-broker.ts";
 export interface BlockedHooks {
   /** Older blocked evaluations of a job that has a newer one: mark them canceled. */
   onDuplicates(evaluations: readonly EvaluationRow[]): void;
+  /** The CSI volumes the evaluation's job asks for (none when not given). */
+  volumesOf?(evaluation: EvaluationRow): readonly VolumeAsk[];
+}
+
+/** A CSI volume a job asks for: `source`, or with per_alloc any `source[index]`, in its namespace. */
+export interface VolumeAsk {
+  readonly namespace: string;
+  readonly source: string;
+  readonly perAlloc: boolean;
+}
+
+/** Whether a volume asked for is the volume `id` of `namespace`. */
+export function asksForVolume(ask: VolumeAsk, namespace: string, id: string): boolean {
+  if (ask.namespace !== namespace) return false;
+  if (id === ask.source) return true;
+  return ask.perAlloc && id.startsWith(`${ask.source}[`) && id.endsWith("]");
 }
 
 /**
@@ -22,6 +38,8 @@ export class BlockedEvals {
   private readonly jobs = new Map<string, string>();
   /** Per computed class, the index of the last change that could have freed capacity on it. */
   private readonly unblockIndexes = new Map<string, number>();
+  /** Per CSI volume (namespace, ID), the index its claims were last freed (or it was registered) at. */
+  private readonly volumeIndexes = new Map<string, { namespace: string; id: string; index: number }>();
 
   constructor(
     private readonly broker: EvalBroker,
@@ -45,6 +63,7 @@ export class BlockedEvals {
       this.escaped.clear();
       this.jobs.clear();
       this.unblockIndexes.clear();
+      this.volumeIndexes.clear();
     }
   }
 
@@ -100,6 +119,27 @@ export class BlockedEvals {
     this.release(released);
   }
 
+  /**
+   * A CSI volume's claims were freed (or the volume appeared) at `index`:
+   * the evaluations blocked on it get another go. The CSI check is not cached
+   * by class, so a class unblock says nothing of it; without this a job
+   * waiting for a claim would wait for an unrelated change.
+   */
+  unblockVolume(namespace: string, id: string, index: number): void {
+    if (!this.enabled) return;
+    const key = `${namespace}\u0000${id}`;
+    if (index > (this.volumeIndexes.get(key)?.index ?? 0))
+      this.volumeIndexes.set(key, { namespace, id, index });
+    const released = [...this.captured.values(), ...this.escaped.values()].filter((e) =>
+      this.volumesOf(e).some((ask) => asksForVolume(ask, namespace, id)),
+    );
+    this.release(released);
+  }
+
+  private volumesOf(e: EvaluationRow): readonly VolumeAsk[] {
+    return this.hooks.volumesOf?.(e) ?? [];
+  }
+
   /** Nomad's UnblockFailed: evaluations blocked after too many plan conflicts get another go. */
   unblockFailed(): void {
     if (!this.enabled) return;
@@ -115,8 +155,15 @@ export class BlockedEvals {
     this.broker.enqueueUnblocked(evaluations);
   }
 
-  /** Nomad's missedUnblock. */
+  /** Nomad's missedUnblock, and a volume freed after the evaluation's tables. */
   private missedUnblock(e: EvaluationRow): boolean {
+    if (this.volumeIndexes.size > 0) {
+      for (const ask of this.volumesOf(e)) {
+        for (const v of this.volumeIndexes.values()) {
+          if (v.index > e.SnapshotIndex && asksForVolume(ask, v.namespace, v.id)) return true;
+        }
+      }
+    }
     let max = 0;
     for (const [cls, index] of this.unblockIndexes) {
       if (index > max) max = index;

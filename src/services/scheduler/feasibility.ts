@@ -2,6 +2,7 @@ import type { JobRow } from "../../../projections/jobs.ts";
 import type { NodeRow } from "../../../projections/nodes.ts";
 import type { Constraint, TaskGroupSpec } from "../../../streams/jobs.ts";
 import { escapes, hasDistinctHostsConstraint, meetsConstraint } from "./constraints.ts";
+import { CsiFeasibility, type CsiView } from "./csi-feasibility.ts";
 import type { AllocMetric } from "./metrics.ts";
 import type { NodeUse } from "./plan.ts";
 import { inJobPlacement, isReadyNode } from "./ready-nodes.ts";
@@ -35,8 +36,13 @@ export class Feasibility {
   private readonly jobEscaped: boolean;
   private readonly jobConstraints: readonly Constraint[];
   private readonly jobDistinctHosts: boolean;
+  private csiChecks: CsiFeasibility | undefined;
 
-  constructor(private readonly job: JobRow) {
+  /** `csi`: the volume tables, for groups that ask for CSI volumes (none: such groups fit nowhere). */
+  constructor(
+    private readonly job: JobRow,
+    private readonly csi?: CsiView,
+  ) {
     this.jobConstraints = job.Constraints ?? [];
     this.jobEscaped = this.jobConstraints.some(escapes);
     this.jobDistinctHosts = hasDistinctHostsConstraint(this.jobConstraints);
@@ -54,11 +60,33 @@ export class Feasibility {
     return isReadyNode(node) && inJobPlacement(this.job, node);
   }
 
-  /** Checks `node` for `tg`, counting a refusal in `metric`; distinct_hosts too when given the node's proposed `use`. */
-  feasible(node: NodeRow, tg: TaskGroupSpec, use: NodeUse | undefined, metric: AllocMetric): boolean {
+  /**
+   * Checks `node` for an allocation of `tg` named `allocName`, counting a
+   * refusal in `metric`; distinct_hosts too when given the node's proposed `use`.
+   */
+  feasible(
+    node: NodeRow,
+    tg: TaskGroupSpec,
+    use: NodeUse | undefined,
+    metric: AllocMetric,
+    allocName: string,
+  ): boolean {
     if (!this.constraintsFeasible(node, tg, metric)) return false;
+    if (!this.volumesFeasible(node, tg, allocName, metric)) return false;
     if (use && !this.distinctHosts(node, tg, use, metric)) return false;
     return true;
+  }
+
+  /** Whether `tg` asks for CSI volumes: a check per node, after the class-cached ones (Nomad's "available" checks). */
+  asksForVolumes(tg: TaskGroupSpec): boolean {
+    return CsiFeasibility.asksFor(tg);
+  }
+
+  /** Nomad's CSIVolumeChecker for an allocation of `tg` named `allocName` on `node`, counting a refusal. */
+  volumesFeasible(node: NodeRow, tg: TaskGroupSpec, allocName: string, metric: AllocMetric): boolean {
+    if (!CsiFeasibility.asksFor(tg)) return true;
+    this.csiChecks ??= new CsiFeasibility(this.csi ?? NO_CSI, this.job.Namespace, this.job.ID);
+    return this.csiChecks.feasible(node, tg, allocName, metric);
   }
 
   /** The checks a node's computed class decides (Nomad's wrapped job and group checkers), counting a refusal. */
@@ -162,6 +190,15 @@ export class Feasibility {
     return out;
   }
 }
+
+/** No volume tables: every volume is missing. */
+const NO_CSI: CsiView = {
+  volume: () => undefined,
+  plugin: () => undefined,
+  alloc: () => undefined,
+  allocsOnNode: () => [],
+  writers: () => [],
+};
 
 function groupConstraints(tg: TaskGroupSpec): Constraint[] {
   const all = [...(tg.Constraints ?? [])];

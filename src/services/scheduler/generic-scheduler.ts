@@ -7,6 +7,7 @@ import { isTerminalAlloc } from "../../../streams/allocs.ts";
 import { isDeploymentActive } from "../../../streams/deployments.ts";
 import { type EvaluationSpec, ZERO_TIME } from "../../../streams/evals.ts";
 import type { TaskGroupSpec } from "../../../streams/jobs.ts";
+import { csiViewOf } from "./csi-view.ts";
 import { Feasibility } from "./feasibility.ts";
 import type { AllocMetric } from "./metrics.ts";
 import { Plan, type PlannedAlloc } from "./plan.ts";
@@ -25,7 +26,7 @@ import {
   updateNonTerminalAllocsToLost,
 } from "./scheduler-context.ts";
 import { runSliced, runToEnd, type Steps } from "./slices.ts";
-import { PlacementStack, type SelectOptions } from "./stack.ts";
+import { PlacementStack } from "./stack.ts";
 import { tasksUpdated } from "./tasks-updated.ts";
 
 export interface GenericOptions {
@@ -85,7 +86,7 @@ export function* genericSteps(
   updateNonTerminalAllocsToLost(plan, tainted, allocs);
   yield;
 
-  const feasibility = job && !stopped ? new Feasibility(job) : undefined;
+  const feasibility = job && !stopped ? new Feasibility(job, csiViewOf(tables)) : undefined;
   let stack: PlacementStack | undefined;
   const stackFor = (j: JobRow) => {
     stack ??= newStack(ctx, evaluation, options.attempt, j, plan, feasibility!, batch);
@@ -116,7 +117,7 @@ export function* genericSteps(
     if (isTerminalAlloc(existing)) return "ignore";
     const node = tables.nodes.get(existing.NodeID);
     if (!node || !inJobPlacement(j, node)) return "destructive";
-    const fits = stackFor(j).selectOn(node, tg, allocUsage(existing));
+    const fits = stackFor(j).selectOn(node, tg, existing.Name, allocUsage(existing));
     return fits.selection ? "inplace" : "destructive";
   };
 
@@ -229,7 +230,10 @@ function* computePlacements(
       return;
     }
     if (prev && stopPrev !== undefined) plan.appendStop(prev, stopPrev);
-    const { selection, metric } = stack.select(tg, prev ? { penaltyNodes: penaltyNodes(prev) } : NO_OPTIONS);
+    const { selection, metric } = stack.select(
+      tg,
+      prev ? { penaltyNodes: penaltyNodes(prev), allocName: name } : { allocName: name },
+    );
     if (selection) {
       const p = placement(
         ctx.newID(),
@@ -264,8 +268,6 @@ function* computePlacements(
   }
   return failed;
 }
-
-const NO_OPTIONS: SelectOptions = {};
 
 /**
  * A placement as the plan records it, its keys always in this order (the

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { filter, type Subscription } from "rxjs";
 import type { AllocRow } from "../../../projections/allocs.ts";
 import type { EvaluationRow } from "../../../projections/evals.ts";
+import type { JobRow } from "../../../projections/jobs.ts";
 import type { NodeRow } from "../../../projections/nodes.ts";
 import { currentSchedulerConfig } from "../../../projections/scheduler-config.ts";
 import { isClientTerminal } from "../../../streams/allocs.ts";
@@ -18,14 +19,14 @@ import type { Change } from "../../store/projection.ts";
 import type { Draft, Written } from "../../store/writer.ts";
 import type { Timer } from "../../util/clock.ts";
 import type { LeaderService, ServiceContext } from "../service.ts";
-import { BlockedEvals } from "./blocked-evals.ts";
+import { BlockedEvals, type VolumeAsk } from "./blocked-evals.ts";
 import { threadPass } from "./computed-pass.ts";
 import { CANCELED_BY_NEWER_EVAL, DELIVERY_LIMIT_REACHED, DUPLICATE_BLOCKED_EVAL } from "./descriptions.ts";
 import { type BrokerOptions, DEFAULT_BROKER_OPTIONS, EvalBroker } from "./eval-broker.ts";
 import { NO_METRICS, PIPELINE_TIMINGS, type SchedulerMetricsSink } from "./pipeline-metrics.ts";
 import { PlanQueue, type PlanQueueStats } from "./plan-queue.ts";
 import { isReadyNode, ReadyNodes, readinessChanged } from "./ready-nodes.ts";
-import { jobUnknown } from "./scheduler-context.ts";
+import { jobOf, jobUnknown } from "./scheduler-context.ts";
 import type { SchedulerThreads } from "./threads/scheduler-threads.ts";
 import { Utilization } from "./utilization.ts";
 import { computeInSlices, type SchedulePass, specOf, Worker, type WorkerRuntime } from "./worker.ts";
@@ -231,6 +232,7 @@ export class SchedulerService implements LeaderService, SchedulerWorkerPool {
     const blocked = new BlockedEvals(broker, {
       onDuplicates: (evals) =>
         this.track(this.cancel(ctx, evals, evals[0] ? DUPLICATE_BLOCKED_EVAL(evals[0].JobID) : "")),
+      volumesOf: (e) => jobVolumeAsks(jobOf(ctx.tables, e.Namespace, e.JobID)),
     });
     const readyNodes = new ReadyNodes(ctx.tables.nodes);
     this.broker = broker;
@@ -335,9 +337,20 @@ export class SchedulerService implements LeaderService, SchedulerWorkerPool {
       case "nodes": {
         const before = c.before as NodeRow | undefined;
         const after = c.after as NodeRow | undefined;
-        if (!readinessChanged(before, after)) return;
+        if (!readinessChanged(before, after)) {
+          // A node plugin that appears or turns healthy: the CSI check is not cached by class.
+          if (before && after && isReadyNode(after) && csiNodePluginsChanged(before, after))
+            this.blocked!.unblock(after.ComputedClass, c.index);
+          return;
+        }
         this.readyNodes!.invalidate();
         if (after && isReadyNode(after)) this.blocked!.unblock(after.ComputedClass, c.index);
+        return;
+      }
+      case "csi_volumes": {
+        const after = c.after as ClaimedVolume | undefined;
+        if (after && claimsFreed(c.before as ClaimedVolume | undefined, after))
+          this.blocked!.unblockVolume(after.Namespace, after.ID, c.index);
         return;
       }
       case "allocs": {
@@ -452,7 +465,47 @@ export class SchedulerService implements LeaderService, SchedulerWorkerPool {
   }
 }
 
-const WATCHED = new Set(["evals", "nodes", "allocs", "scheduler_config"]);
+const WATCHED = new Set(["evals", "nodes", "allocs", "scheduler_config", "csi_volumes"]);
+
+/** What the scheduler reads of a csi_volumes row. */
+interface ClaimedVolume {
+  readonly ID: string;
+  readonly Namespace: string;
+  readonly ReadClaims: Readonly<Record<string, unknown>> | null;
+  readonly WriteClaims: Readonly<Record<string, unknown>> | null;
+}
+
+/** A new volume, or one that holds a claim fewer than before. */
+function claimsFreed(before: ClaimedVolume | undefined, after: ClaimedVolume): boolean {
+  if (!before) return true;
+  for (const claims of [before.ReadClaims, before.WriteClaims]) {
+    for (const id in claims ?? {}) {
+      if (!Object.hasOwn(after.ReadClaims ?? {}, id) && !Object.hasOwn(after.WriteClaims ?? {}, id))
+        return true;
+    }
+  }
+  return false;
+}
+
+function csiNodePluginsChanged(before: NodeRow, after: NodeRow): boolean {
+  return (
+    before.CSINodePlugins !== after.CSINodePlugins && !sameJson(before.CSINodePlugins, after.CSINodePlugins)
+  );
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+
+/** The CSI volumes a job's groups ask for. */
+function jobVolumeAsks(job: JobRow | undefined): VolumeAsk[] {
+  const out: VolumeAsk[] = [];
+  for (const tg of job?.TaskGroups ?? []) {
+    for (const v of Object.values(tg.Volumes ?? {})) {
+      if (v?.Type === "csi")
+        out.push({ namespace: job!.Namespace, source: v.Source, perAlloc: v.PerAlloc === true });
+    }
+  }
+  return out;
+}
 
 function isEmpty(map: Readonly<Record<string, unknown>> | null): boolean {
   return map === null || Object.keys(map).length === 0;

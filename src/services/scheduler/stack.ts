@@ -22,6 +22,8 @@ const SCORE_META_KEPT = 5;
 export interface SelectOptions {
   /** Nodes a rescheduled allocation failed on (Nomad's PenaltyNodeIDs). */
   readonly penaltyNodes?: ReadonlySet<string>;
+  /** The allocation's name (Nomad's AllocName): a per_alloc volume is `source[index]` of it. */
+  readonly allocName?: string;
 }
 
 export interface Selection {
@@ -140,6 +142,8 @@ export class PlacementStack {
     const ask = groupAllocation(tg).usage;
     const cacheable = this.feasibility.cacheable(tg);
     const distinct = this.feasibility.hasDistinctHosts(tg);
+    const volumes = this.feasibility.asksForVolumes(tg);
+    const allocName = options.allocName ?? "";
     const prefs = this.preferences?.forGroup(tg);
     // Nomad raises the limit for a group with affinities or spreads, and the raised limit stays for the evaluation's later placements.
     if (prefs?.limit !== undefined) this.raisedLimit = prefs.limit;
@@ -153,6 +157,7 @@ export class PlacementStack {
       metric.NodesEvaluated++;
       const node = slot.node;
       if (!this.feasibleOn(slot, tg, cacheable && node.ComputedClass !== "", metric)) continue;
+      if (volumes && !this.feasibility.volumesFeasible(node, tg, allocName, metric)) continue;
       slot.use ??= this.plan.proposed(node.ID);
       if (distinct && !this.feasibility.distinctHosts(node, tg, slot.use, metric)) continue;
       if (prefs && !prefs.distinctProperty(node, metric)) continue;
@@ -172,6 +177,7 @@ export class PlacementStack {
   selectOn(
     node: NodeRow,
     tg: TaskGroupSpec,
+    allocName: string,
     releasing?: Readonly<Usage>,
   ): { selection?: Selection; metric: AllocMetric } {
     this.scorePreemption = false;
@@ -179,7 +185,8 @@ export class PlacementStack {
     metric.NodesEvaluated++;
     const use = this.plan.proposed(node.ID);
     // An in-place update keeps its node: distinct_hosts has nothing to say about it.
-    if (!this.feasibility.feasible(node, tg, releasing ? undefined : use, metric)) return { metric };
+    if (!this.feasibility.feasible(node, tg, releasing ? undefined : use, metric, allocName))
+      return { metric };
     const prefs = releasing ? undefined : this.preferences?.forGroup(tg);
     if (prefs && !prefs.distinctProperty(node, metric)) return { metric };
     const slot = new NodeSlot(node, true, nodeCapacity(node));

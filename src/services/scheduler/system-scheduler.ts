@@ -12,6 +12,7 @@ import {
 import type { EvaluationSpec } from "../../../streams/evals.ts";
 import type { TaskGroupSpec } from "../../../streams/jobs.ts";
 import { ranSuccessfully } from "./alloc-sets.ts";
+import { csiViewOf } from "./csi-view.ts";
 import { ALLOC_LOST, ALLOC_NODE_TAINTED, ALLOC_NOT_NEEDED, ALLOC_UPDATING } from "./descriptions.ts";
 import { Feasibility } from "./feasibility.ts";
 import type { AllocMetric } from "./metrics.ts";
@@ -145,7 +146,7 @@ function* systemSteps(
   for (const t of diff.disconnecting) plan.disconnected.push({ ID: t.alloc!.ID, FollowupEvalID: "" });
   for (const t of diff.reconnecting) plan.reconnected.push(t.alloc!.ID);
 
-  const feasibility = job && !stopped ? new Feasibility(job) : undefined;
+  const feasibility = job && !stopped ? new Feasibility(job, csiViewOf(tables)) : undefined;
   const { byDc, total } = job
     ? ctx.readyNodes.available(job.Datacenters, job.NodePool)
     : { byDc: {}, total: 0 };
@@ -177,7 +178,7 @@ function* systemSteps(
       t.tg &&
       !tasksUpdated(t.tg, a.Job) &&
       !isTerminalAlloc(a) &&
-      stack.selectOn(node, t.tg, allocUsage(a)).selection
+      stack.selectOn(node, t.tg, a.Name, allocUsage(a)).selection
     ) {
       plan.inPlace.push(a.ID);
     } else destructive.push(t);
@@ -203,7 +204,7 @@ function* systemSteps(
       const tg = t.tg!;
       const node = tables.nodes.get(t.nodeID);
       if (!node) continue;
-      const { selection, metric } = stack.selectOn(node, tg);
+      const { selection, metric } = stack.selectOn(node, tg, t.name);
       if (selection) {
         plan.appendPlacement({
           ID: ctx.newID(),

@@ -18,8 +18,9 @@ const ONE_SLOT = {
  * A memory store with the default namespace (written together with
  * `setup`), for computing plans in process and submitting them to the plan
  * applier by hand: `addNode` adds a ready node with room for one
- * allocation, `register` a one-allocation service job (with `priority` if
- * given) and returns its evaluation.
+ * allocation (and the fingerprint `fields` given), `register` a
+ * one-allocation service job (with `priority` and group fields if given)
+ * and returns its evaluation.
  */
 export async function planApplyWorld(...setup: Draft[]) {
   const m = await memoryStore();
@@ -35,11 +36,14 @@ export async function planApplyWorld(...setup: Draft[]) {
     ...setup,
   );
   const readyNodes = new ReadyNodes(m.tables.nodes);
-  const addNode = async (id: string) => {
-    await m.write(registered(id, "aa", ONE_SLOT), statusChange(id, "initializing", "ready"));
+  const addNode = async (id: string, fields: Record<string, unknown> = {}) => {
+    await m.write(
+      registered(id, "aa", { ...ONE_SLOT, ...fields }),
+      statusChange(id, "initializing", "ready"),
+    );
     readyNodes.invalidate();
   };
-  const register = async (id: string, priority?: number) => {
+  const register = async (id: string, priority?: number, group: Record<string, unknown> = {}) => {
     const evalID = newID();
     const withPriority = priority === undefined ? {} : { Priority: priority };
     const data: JobRegistered = {
@@ -63,6 +67,7 @@ export async function planApplyWorld(...setup: Draft[]) {
                 LogConfig: { MaxFiles: 1, MaxFileSizeMB: 1 },
               },
             ],
+            ...group,
           },
         ],
       }),

@@ -15,6 +15,9 @@ export const SCHEDULER_TABLES: readonly string[] = [
   "deployments",
   "scheduler_config",
   "node_pools",
+  // The CSI volume check (csi-feasibility.ts): volumes and their claims, plugin health.
+  "csi_volumes",
+  "csi_plugins",
 ];
 
 /**
