@@ -140,6 +140,8 @@ export const TRACKED: Readonly<Record<string, Tracked>> = {
     lists: {},
     details: claimTransitions,
   },
+  // The server → client detach calls of a volume's unpublish and their answers, in the volume's own history.
+  csi_detach_requests: { object: "csi_volume", fields: ["Detach"], lists: {} },
   // Who granted what, when (issue 17). Rows hold no secret: a token's secret is only its hash and is not tracked.
   acl_tokens: {
     object: "acl_token",
@@ -189,7 +191,7 @@ export function historyProjection(observedTables: readonly string[]) {
   const projection: Projection = {
     name: "history",
     // 6: variables are tracked. 7: service registrations are. 8: entries move to the history store.
-    // 9: CSI volumes and their claims are tracked.
+    // 9: CSI volumes, their claims and detach calls are tracked.
     version: 9,
     tables: [history],
     handles: new Set(),

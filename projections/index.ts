@@ -3,6 +3,7 @@ import { aclProjection } from "./acl.ts";
 import { aclSsoProjection } from "./acl-sso.ts";
 import { allocsProjection } from "./allocs.ts";
 import { clusterProjection } from "./cluster.ts";
+import { csiDetachRequestsProjection } from "./csi-detach-requests.ts";
 import { csiPluginsProjection } from "./csi-plugins.ts";
 import { csiVolumesProjection } from "./csi-volumes.ts";
 import { deploymentWriteRefusal } from "./deployment-writes.ts";
@@ -60,6 +61,7 @@ export function createProjections() {
   allocs.bindCsiVolumes(csiVolumes.volumes);
   const scaling = scalingProjection();
   const jobSubmissions = jobSubmissionsProjection();
+  const csiDetaches = csiDetachRequestsProjection();
   const all: Projection[] = [
     cluster.projection,
     // Its admit() fences off writes made under a superseded leadership epoch.
@@ -98,6 +100,7 @@ export function createProjections() {
       summaries: jobs.summaries,
       launches: jobs.launches,
     }).projection,
+    csiDetaches.projection,
   ];
   // Last: it folds in the row changes the others make (the audit trail).
   const history = historyProjection(all.flatMap((p) => p.tables.map((t) => t.name)));
@@ -137,6 +140,7 @@ export function createProjections() {
       serviceRegistrations: services.registrations,
       csiPlugins: csiPlugins.plugins,
       csiVolumes: csiVolumes.volumes,
+      csiDetachRequests: csiDetaches.detaches,
       history: history.history,
     },
   };

@@ -2,6 +2,7 @@ import { aclSchemas } from "./acl.ts";
 import { allocSchemas } from "./allocs.ts";
 import { clusterSchemas } from "./cluster.ts";
 import { csiSchemas } from "./csi.ts";
+import { csiDetachSchemas } from "./csi-detach.ts";
 import { deploymentSchemas } from "./deployments.ts";
 import { evalSchemas } from "./evals.ts";
 import type { EventSchema } from "./event-schema.ts";
@@ -38,4 +39,5 @@ export const allSchemas: readonly EventSchema[] = [
   ...serviceRegistrationSchemas,
   ...deploymentSchemas,
   ...csiSchemas,
+  ...csiDetachSchemas,
 ];

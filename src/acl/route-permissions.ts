@@ -392,6 +392,9 @@ const ENTRIES: readonly Entry[] = [
   ...putPost("/v1/rpc/ServiceRegistration.Upsert", CLIENT),
   // ServiceRegistration.DeleteByID as a client sends it: its SecretID; here only its own registrations.
   ...putPost("/v1/rpc/ServiceRegistration.DeleteByID", CLIENT),
+  // chronomad's server → client detach calls: the node's SecretID; a node sees and answers only its own.
+  ...putPost("/v1/rpc/ClientCSI.PendingDetaches", CLIENT),
+  ...putPost("/v1/rpc/ClientCSI.AckDetach", CLIENT),
   // An unknown method: Nomad's RPC server answers "can't find method" before any handler runs.
   ...putPost("/v1/rpc/:method", PUBLIC),
 

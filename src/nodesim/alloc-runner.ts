@@ -1,5 +1,6 @@
 import { AllocServices, type NodeServices } from "./alloc-services.ts";
 import type { SimAllocSpec } from "./alloc-spec.ts";
+import { AllocVolumes, type NodeVolumes } from "./alloc-volumes.ts";
 import type { DriverOptions, Range } from "./driver-options.ts";
 import { type HealthWatchParams, healthWatchParams, unhealthyEvent } from "./health-watch.ts";
 import { Prng } from "./prng.ts";
@@ -40,6 +41,8 @@ export interface RunnerHost {
   readonly seed: string;
   /** The node's native service registration (provider "nomad"); without it, none is made. */
   readonly services?: NodeServices;
+  /** The node's CSI volume calls; without it, no volume is claimed. */
+  readonly volumes?: NodeVolumes;
   /** The runner's state changed: the node buffers an update of it. */
   changed(runner: AllocRunner): void;
 }
@@ -90,6 +93,8 @@ export class AllocRunner {
   private readonly prng: Prng;
   /** Its native services' hooks; undefined when the host registers none. */
   private readonly services: AllocServices | undefined;
+  /** Its csi hook; undefined when the group has no csi volume or the host claims none. */
+  readonly volumes: AllocVolumes | undefined;
 
   constructor(
     spec: SimAllocSpec,
@@ -100,6 +105,8 @@ export class AllocRunner {
     this.allocModifyIndex = spec.AllocModifyIndex;
     this.prng = new Prng(`${host.seed}/alloc/${spec.ID}`);
     this.services = host.services ? new AllocServices(spec, host.services) : undefined;
+    this.volumes =
+      host.volumes && spec.CSIVolumes.length > 0 ? new AllocVolumes(spec, host.volumes) : undefined;
   }
 
   get ID(): string {
@@ -116,6 +123,8 @@ export class AllocRunner {
     const now = this.host.timers.now();
     for (const t of this.spec.Tasks) this.taskStates[t.Name] = newTaskState();
     this.event(events.received(now));
+    // The csi hook's Prerun: the claims go first (their failures are logged, as the tasks still run here).
+    void this.volumes?.claim();
     // The health hook's and the group service hook's Prerun, before any task starts.
     this.watchHealth();
     this.services?.registerGroup();
@@ -283,6 +292,9 @@ export class AllocRunner {
     // The tasks' Exited, then the group hook's Postrun: nothing of a finished allocation stays registered.
     this.services?.deregisterTasks();
     this.services?.deregisterGroup();
+    // The csi hook's Postrun: once its claims are answered, what it holds is unpublished.
+    const volumes = this.volumes;
+    if (volumes) void volumes.settled().then(() => volumes.release());
     for (const s of Object.values(this.taskStates)) {
       s.State = "dead";
       s.Failed = failed;

@@ -1,4 +1,5 @@
 import { parseDuration } from "../util/duration.ts";
+import { csiVolumesOf, type SimCSIVolume } from "./alloc-volumes.ts";
 import {
   NO_NETWORKING,
   nomadServices,
@@ -35,6 +36,8 @@ export interface SimAllocSpec {
   readonly GroupServices: readonly SimService[];
   /** Where its services are reached (AllocatedResources). */
   readonly Networking: SimNetworking;
+  /** The group's csi volumes, claimed before the tasks start and unpublished once they end. */
+  readonly CSIVolumes: readonly SimCSIVolume[];
 }
 
 /** The health settings of an update or migrate block; durations in milliseconds. */
@@ -119,6 +122,7 @@ export function simAllocSpec(alloc: Json, defaultRestartDelayMs: number): SimAll
     Canary: obj(alloc.DeploymentStatus)?.Canary === true,
     GroupServices: groupServices,
     Networking: registers ? simNetworking(alloc.AllocatedResources) : NO_NETWORKING,
+    CSIVolumes: csiVolumesOf(group, str(alloc.Name)),
   };
 }
 

@@ -1,3 +1,5 @@
+import { csiFingerprints } from "./csi-plugins.ts";
+
 /** What every simulated node looks like to the scheduler. */
 export interface NodeShape {
   readonly namePrefix: string;
@@ -10,6 +12,10 @@ export interface NodeShape {
   readonly diskMB: number;
   /** Task drivers the node reports detected and healthy. */
   readonly drivers: readonly string[];
+  /** IDs of the CSI plugins the node runs a node plugin of (Nomad's CSINodePlugins). */
+  readonly csiNodePlugins: readonly string[];
+  /** IDs of the CSI plugins the node runs a controller plugin of (Nomad's CSIControllerPlugins). */
+  readonly csiControllerPlugins: readonly string[];
 }
 
 export const DEFAULT_SHAPE: NodeShape = {
@@ -21,6 +27,8 @@ export const DEFAULT_SHAPE: NodeShape = {
   memoryMB: 16_384,
   diskMB: 102_400,
   drivers: ["docker", "exec", "raw_exec", "mock_driver"],
+  csiNodePlugins: [],
+  csiControllerPlugins: [],
 };
 
 /** The host network address of the simulated node with this index. */
@@ -36,6 +44,8 @@ export function nodeIP(index: number): string {
 export function nodeBody(
   node: { readonly id: string; readonly secret: string; readonly name: string; readonly index: number },
   shape: NodeShape,
+  /** RFC 3339: when its plugins were fingerprinted. */
+  now = "0001-01-01T00:00:00Z",
 ): Record<string, unknown> {
   const ip = nodeIP(node.index);
   const attributes: Record<string, string> = {
@@ -104,6 +114,7 @@ export function nodeBody(
     Meta: { "sim.index": String(node.index) },
     NodeClass: shape.nodeClass,
     Drivers: drivers,
+    ...csiFingerprints(node.id, { node: shape.csiNodePlugins, controller: shape.csiControllerPlugins }, now),
     Status: "initializing",
     SchedulingEligibility: "eligible",
   };

@@ -4,12 +4,15 @@ import type { NodeServices } from "./alloc-services.ts";
 import { simAllocSpec } from "./alloc-spec.ts";
 import { AllocSync } from "./alloc-sync.ts";
 import type { Counters } from "./counters.ts";
+import { NodeCSICalls } from "./csi-calls.ts";
+import type { CSIDetachBehaviour } from "./csi-plugins.ts";
 import type { DriverOptions } from "./driver-options.ts";
 import { type NodeShape, nodeBody, nodeIP } from "./node-body.ts";
 import { type Prng, stagger } from "./prng.ts";
 import { type RpcCaller, RpcError } from "./rpc-client.ts";
 import { NodeServiceCalls } from "./service-calls.ts";
 import type { SyncWheel } from "./sync-wheel.ts";
+import { rfc3339 } from "./task-states.ts";
 import type { QueuedTimer, TimerQueue } from "./timer-queue.ts";
 
 /** What every simulated node shares: one RPC client, one timer queue, one sync wheel. */
@@ -27,6 +30,8 @@ export interface NodeHost {
   readonly maxQueryTimeNs: number;
   /** Nomad's initialHeartbeatStagger: the first heartbeat after registering comes within this. */
   readonly initialHeartbeatStaggerMs: number;
+  /** What its CSI plugins do with the server's detach calls (default: succeed). */
+  readonly csiDetach?: CSIDetachBehaviour;
 }
 
 export type NodeState = "new" | "up" | "silent" | "stopped";
@@ -69,6 +74,8 @@ export class SimNode implements RunnerHost {
   lastReconnectOrder: readonly string[] = [];
   /** Its runners register their native services through it. */
   readonly services: NodeServices;
+  /** Its csi hook's calls and its plugins' answers to detach calls; undefined when it runs no CSI plugin. */
+  readonly csi: NodeCSICalls | undefined;
   private readonly sync: AllocSync;
   private ttlMs = 0;
   private lastHeartbeatOk = 0;
@@ -76,6 +83,7 @@ export class SimNode implements RunnerHost {
   /** Bumped whenever the node's loops must stop (silence, stop): a loop that sees another epoch ends. */
   private epoch = 0;
   private watch: AbortController | undefined;
+  private detachWatch: AbortController | undefined;
   private minQueryIndex = 0;
 
   constructor(
@@ -93,6 +101,16 @@ export class SimNode implements RunnerHost {
       failed: (allocID, err) =>
         host.logger.debug({ err, node: this.name, alloc: allocID }, "services not registered"),
     };
+    const { csiNodePlugins, csiControllerPlugins } = host.shape;
+    this.csi =
+      csiNodePlugins.length + csiControllerPlugins.length > 0
+        ? new NodeCSICalls(host.rpc, host.timers, this, host.logger, host.csiDetach ?? "ack")
+        : undefined;
+  }
+
+  // RunnerHost: a node that runs a CSI node plugin claims its allocations' volumes.
+  get volumes() {
+    return this.host.shape.csiNodePlugins.length > 0 ? this.csi?.volumes : undefined;
   }
 
   get up(): boolean {
@@ -131,6 +149,7 @@ export class SimNode implements RunnerHost {
     this.state = "up";
     this.scheduleHeartbeat(stagger(this.prng, this.host.initialHeartbeatStaggerMs));
     void this.watchAllocations(epoch);
+    this.watchDetaches(epoch);
   }
 
   /** A partition: heartbeats, updates and polls stop; the allocations keep running and their updates wait. */
@@ -140,6 +159,7 @@ export class SimNode implements RunnerHost {
     this.epoch++;
     this.host.timers.cancel(this.heartbeatTimer);
     this.watch?.abort();
+    this.detachWatch?.abort();
   }
 
   /**
@@ -177,6 +197,7 @@ export class SimNode implements RunnerHost {
     }
     if (!heartbeated) this.scheduleHeartbeat(this.retryHeartbeatMs());
     void this.watchAllocations(epoch);
+    this.watchDetaches(epoch);
   }
 
   /** Stops every loop and runner; with `deregister`, tells the server the node leaves. */
@@ -186,6 +207,7 @@ export class SimNode implements RunnerHost {
     this.epoch++;
     this.host.timers.cancel(this.heartbeatTimer);
     this.watch?.abort();
+    this.detachWatch?.abort();
     for (const r of this.runners.values()) r.destroy();
     if (options.deregister && wasUp) {
       await this.host.rpc.call("Node.Deregister", { NodeID: this.id }, this.secret).catch(() => undefined);
@@ -197,7 +219,7 @@ export class SimNode implements RunnerHost {
   private async register(): Promise<void> {
     const reply = await this.host.rpc.call<HeartbeatReply>(
       "Node.Register",
-      { Node: nodeBody(this, this.host.shape) },
+      { Node: nodeBody(this, this.host.shape, rfc3339(this.host.timers.now())) },
       this.secret,
     );
     const ttl = (reply.HeartbeatTTL ?? 0) / 1e6;
@@ -253,6 +275,18 @@ export class SimNode implements RunnerHost {
     if (s < 1_000) return 1_000 + stagger(this.prng, 1_000);
     if (s > 30_000) return 25_000 + stagger(this.prng, 5_000);
     return s;
+  }
+
+  /** The CSI plugins' long poll of the server's detach calls. */
+  private watchDetaches(epoch: number): void {
+    if (!this.csi) return;
+    const abort = new AbortController();
+    this.detachWatch = abort;
+    void this.csi.watch(
+      () => epoch === this.epoch && this.state === "up",
+      abort.signal,
+      this.host.maxQueryTimeNs,
+    );
   }
 
   // ---- allocations (client.go watchAllocations / runAllocs) ----

@@ -2,6 +2,7 @@ import { type Logger, pino } from "pino";
 import type { Clock } from "../util/clock.ts";
 import type { AllocRunner } from "./alloc-runner.ts";
 import { Counters, type SimCounters } from "./counters.ts";
+import type { CSIDetachBehaviour } from "./csi-plugins.ts";
 import { DEFAULT_DRIVER, type DriverOptions } from "./driver-options.ts";
 import { DEFAULT_SHAPE, type NodeShape } from "./node-body.ts";
 import { Prng } from "./prng.ts";
@@ -28,6 +29,8 @@ export interface NodeSimOptions {
   readonly syncIntervalMs?: number;
   readonly shape?: Partial<NodeShape>;
   readonly driver?: Partial<DriverOptions>;
+  /** What the nodes' CSI plugins do with the server's detach calls (default: succeed). */
+  readonly csiDetach?: CSIDetachBehaviour;
   readonly clock?: Clock;
   readonly logger?: Logger;
 }
@@ -110,7 +113,8 @@ export class NodeSimulator {
       encoding: options.encoding ?? "json",
       shortSockets: options.shortSockets ?? 128,
       updateSockets: options.nodes + 16,
-      blockingSockets: options.nodes + 16,
+      // Nodes with CSI plugins long-poll their detach calls too.
+      blockingSockets: options.nodes * (hasCSI(options.shape) ? 2 : 1) + 16,
     });
     const host: NodeHost = {
       rpc: this.rpc,
@@ -124,6 +128,7 @@ export class NodeSimulator {
       prioritized: this.prioritized,
       maxQueryTimeNs: (options.maxQueryTimeMs ?? 300_000) * 1e6,
       initialHeartbeatStaggerMs: options.initialHeartbeatStaggerMs ?? 10_000,
+      csiDetach: options.csiDetach ?? "ack",
     };
     for (let i = 0; i < options.nodes; i++)
       this.nodes.push(new SimNode(host, i, this.prng.fork(`node/${i}`)));
@@ -200,4 +205,8 @@ export class NodeSimulator {
     this.timers.stop();
     this.rpc.close();
   }
+}
+
+function hasCSI(shape: Partial<NodeShape> | undefined): boolean {
+  return (shape?.csiNodePlugins?.length ?? 0) + (shape?.csiControllerPlugins?.length ?? 0) > 0;
 }

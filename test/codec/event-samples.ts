@@ -1,6 +1,7 @@
 import { newEvaluation } from "../../streams/evals.ts";
 import type { Envelope } from "../../streams/event-schema.ts";
 import { aclSamples } from "./acl-samples.ts";
+import { csiDetachSamples } from "./csi-detach-samples.ts";
 import { csiSamples } from "./csi-samples.ts";
 import { deploymentSamples } from "./deployment-samples.ts";
 import { jobSamples } from "./job-samples.ts";
@@ -136,6 +137,7 @@ export const eventSamples: readonly Envelope[] = [
     },
   },
   ...nodeAllocSamples,
+  ...csiDetachSamples,
   ...jobSamples,
   ...periodicSamples,
   ...deploymentSamples,

@@ -13,7 +13,7 @@ const anyValue = {} as const;
 const stringMap = { type: ["object", "null"], additionalProperties: { type: "string" } } as const;
 const objectOrNull = { type: ["object", "null"] } as const;
 
-const writeRequest = {
+export const writeRequest = {
   Region: str,
   Namespace: str,
   AuthToken: str,
@@ -21,7 +21,7 @@ const writeRequest = {
   Forwarded: bool,
 } as const;
 
-const queryOptions = {
+export const queryOptions = {
   Region: str,
   Namespace: str,
   MinQueryIndex: { type: "integer", minimum: 0 },

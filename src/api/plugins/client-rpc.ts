@@ -3,6 +3,12 @@ import { packPlain } from "../../codec/envelope-codec.ts";
 import { ApiError } from "../api-error.ts";
 import { AllocUpdateBatcher } from "../client-rpc/alloc-update-batcher.ts";
 import { getAlloc, getAllocs, getClientAllocs } from "../client-rpc/client-allocs.ts";
+import {
+  ackDetach,
+  ackDetachBody,
+  pendingDetaches,
+  pendingDetachesBody,
+} from "../client-rpc/csi-detaches.ts";
 import { deregister, emitEvents } from "../client-rpc/deregister.ts";
 import { register } from "../client-rpc/register.ts";
 import { clientReplyJson } from "../client-rpc/reply-json.ts";
@@ -40,6 +46,9 @@ const METHODS: Readonly<Record<string, { schema: object; handler: RpcHandler }>>
   "Alloc.GetAlloc": { schema: getAllocBody, handler: getAlloc },
   "ServiceRegistration.Upsert": { schema: serviceUpsertBody, handler: upsertServiceRegistrations },
   "ServiceRegistration.DeleteByID": { schema: serviceDeleteByIdBody, handler: deleteServiceRegistration },
+  // chronomad's server → client detach calls, as a long poll and its answer (streams/csi-detach.ts).
+  "ClientCSI.PendingDetaches": { schema: pendingDetachesBody, handler: pendingDetaches },
+  "ClientCSI.AckDetach": { schema: ackDetachBody, handler: ackDetach },
 };
 
 /** The client RPC methods served, by Nomad's name (the RPC port serves exactly these through the routes below). */

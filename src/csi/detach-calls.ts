@@ -1,0 +1,164 @@
+import { randomUUID } from "node:crypto";
+import { filter, firstValueFrom, map, merge, type Observable, Subject, take } from "rxjs";
+import {
+  type CSIDetachRow,
+  type CSIDetachStep,
+  csiDetachKey,
+} from "../../projections/csi-detach-requests.ts";
+import type { CSIDetachClaim, CSIDetachKind, CSIDetachRequest } from "../../streams/csi-detach.ts";
+import type { Change } from "../store/projection.ts";
+import type { Draft } from "../store/writer.ts";
+import type { Clock, Timer } from "../util/clock.ts";
+
+/** How long a client has to answer one detach call, and how often it is asked. */
+export interface DetachPolicy {
+  /** From the request to its deadline (ms). */
+  readonly timeoutMs: number;
+  /** Calls of one step before the unpublish gives up (a later unpublish tries again). */
+  readonly attempts: number;
+  /** Wait before the second call; doubled before each further one (ms). */
+  readonly backoffMs: number;
+}
+
+export const DEFAULT_DETACH_POLICY: DetachPolicy = { timeoutMs: 30_000, attempts: 3, backoffMs: 1_000 };
+
+export interface DetachCallDeps {
+  readonly change$: Observable<Change>;
+  readonly clock: Clock;
+  /** Appends as the caller and resolves once applied; rejects when apply refused the record. */
+  write(drafts: readonly Draft[]): Promise<number>;
+  readonly policy: DetachPolicy;
+  readonly newID?: () => string;
+  /**
+   * For a node whose Nomad client agent holds a session on this server's RPC
+   * port: makes the ClientCSI call on it and resolves with its error text
+   * ("" on success). Undefined when no such session: the client answers
+   * through its long poll (ClientCSI.PendingDetaches) instead.
+   */
+  readonly nomadCall?: (request: CSIDetachRequest) => Promise<string> | undefined;
+}
+
+/** What one call of a detach step is about. */
+export interface DetachTarget {
+  readonly Namespace: string;
+  readonly VolumeID: string;
+  readonly ExternalID: string;
+  readonly PluginID: string;
+  readonly NodeID: string;
+  readonly Kind: CSIDetachKind;
+  readonly Claim: CSIDetachClaim;
+}
+
+/** Thrown when a detach step failed every attempt: its last answer, in words. */
+export class DetachFailed extends Error {}
+
+/**
+ * Asks a client to detach, as a record (CSIDetachRequested), and waits for
+ * the record that answers it: the client's ack (success or its plugin's
+ * error) or the timeout the deadline keeper appends (detach-deadlines.ts).
+ * A failure or a timeout is retried with backoff up to the policy's
+ * attempts, each a new request with its own ID; every one is in the
+ * volume's history. Waiting is a subscription to the table's changes,
+ * never a poll.
+ */
+export class DetachCalls {
+  private readonly stopped$ = new Subject<void>();
+  private readonly timers = new Set<Timer>();
+  private readonly newID: () => string;
+
+  constructor(private readonly deps: DetachCallDeps) {
+    this.newID = deps.newID ?? randomUUID;
+  }
+
+  /** Resolves once a client acknowledged the step; rejects with DetachFailed after the last attempt. */
+  async call(target: DetachTarget): Promise<void> {
+    const { policy } = this.deps;
+    let last = "";
+    for (let attempt = 1; attempt <= policy.attempts; attempt++) {
+      if (attempt > 1) await this.sleep(policy.backoffMs * 2 ** (attempt - 2));
+      const answer = await this.once(target, attempt);
+      if (answer.Outcome === "acknowledged") return;
+      last = answer.Outcome === "timed-out" ? "no answer before the deadline" : answer.Error;
+    }
+    throw new DetachFailed(
+      `${target.Kind} detach of volume ${JSON.stringify(target.VolumeID)} on node ${target.NodeID} failed after ${policy.attempts} attempts: ${last}`,
+    );
+  }
+
+  /** Ends every wait: unpublishes under way stop at their last checkpoint. */
+  stop(): void {
+    for (const t of this.timers) this.deps.clock.clearTimeout(t);
+    this.timers.clear();
+    this.stopped$.next();
+  }
+
+  private async once(target: DetachTarget, attempt: number): Promise<CSIDetachStep> {
+    const request: CSIDetachRequest = {
+      RequestID: this.newID(),
+      ...target,
+      Attempt: attempt,
+      Deadline: this.deps.clock.now() + this.deps.policy.timeoutMs,
+    };
+    // Subscribed before the append, so no answer can come between the two.
+    const answer = firstValueFrom(
+      merge(
+        this.deps.change$.pipe(
+          filter(
+            (c) =>
+              c.table === "csi_detach_requests" && c.key === csiDetachKey(target.Namespace, target.VolumeID),
+          ),
+          map((c) => (c.after as CSIDetachRow | undefined)?.Detach),
+          filter((d): d is CSIDetachStep => d?.RequestID === request.RequestID && d.Outcome !== "requested"),
+        ),
+        this.stopped$.pipe(
+          map(() => {
+            throw new DetachFailed("the unpublish stopped: this server no longer leads");
+          }),
+        ),
+      ).pipe(take(1)),
+    );
+    // An answer that never comes must not be an unhandled rejection if the append fails first.
+    answer.catch(() => undefined);
+    await this.deps.write([{ type: "CSIDetachRequested", v: 1, data: { Request: request } }]);
+    const viaRpc = this.deps.nomadCall?.(request);
+    if (viaRpc) void this.answerForAgent(request, viaRpc);
+    return answer;
+  }
+
+  /** A Nomad agent answered over its RPC session: the server records its answer as the ack. */
+  private async answerForAgent(request: CSIDetachRequest, reply: Promise<string>): Promise<void> {
+    const error = await reply.catch((err: Error) => err.message || "client RPC failed");
+    await this.deps
+      .write([
+        {
+          type: "CSIDetachAcknowledged",
+          v: 1,
+          data: {
+            Namespace: request.Namespace,
+            VolumeID: request.VolumeID,
+            RequestID: request.RequestID,
+            NodeID: request.NodeID,
+            Error: error,
+          },
+        },
+      ])
+      // The deadline came first: the timeout is the answer.
+      .catch(() => undefined);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const sub = this.stopped$.subscribe(() => {
+        this.deps.clock.clearTimeout(timer);
+        this.timers.delete(timer);
+        reject(new DetachFailed("the unpublish stopped: this server no longer leads"));
+      });
+      const timer = this.deps.clock.setTimeout(() => {
+        this.timers.delete(timer);
+        sub.unsubscribe();
+        resolve();
+      }, ms);
+      this.timers.add(timer);
+    });
+  }
+}
