@@ -31,6 +31,8 @@ export interface ServerConfig {
    */
   readonly shedReadsAfterLag: number;
   readonly heartbeat: HeartbeatConfig;
+  /** The volume watcher and the server → client detach calls of CSI unpublish (milliseconds). */
+  readonly csi: CsiReleaseConfig;
   /**
    * host:port other servers and clients reach this server's HTTP API at.
    * Empty: the address the API is bound to (the host name instead of an
@@ -106,6 +108,14 @@ export interface HeartbeatConfig {
   readonly maxHeartbeatsPerSecond: number;
   readonly heartbeatGrace: number;
   readonly failoverHeartbeatTtl: number;
+}
+
+/** How CSI claims are released: the volume watcher's quiescent window, the detach calls' deadline and retries. */
+export interface CsiReleaseConfig {
+  readonly volumeQuiescentTimeout: number;
+  readonly detachTimeout: number;
+  readonly detachAttempts: number;
+  readonly detachBackoff: number;
 }
 
 export class ConfigError extends Error {
@@ -217,6 +227,30 @@ const SETTINGS: readonly Setting[] = [
   },
   { name: "heartbeat_grace", kind: "duration", default: "10s", help: "Nomad's heartbeat_grace" },
   { name: "failover_heartbeat_ttl", kind: "duration", default: "5m", help: "Nomad's failover_heartbeat_ttl" },
+  {
+    name: "csi_volume_quiescent_timeout",
+    kind: "duration",
+    default: "5m",
+    help: "how long a CSI volume's watcher outlives the volume's last change (Nomad's volumewatcher quiescent timeout)",
+  },
+  {
+    name: "csi_detach_timeout",
+    kind: "duration",
+    default: "30s",
+    help: "how long a client has to answer a CSI detach call before it is recorded as timed out",
+  },
+  {
+    name: "csi_detach_attempts",
+    kind: "integer",
+    default: "3",
+    help: "CSI detach calls of one unpublish step before the unpublish gives up (the watcher tries again later)",
+  },
+  {
+    name: "csi_detach_backoff",
+    kind: "duration",
+    default: "1s",
+    help: "wait before the second CSI detach call of a step, doubled before each further one",
+  },
   {
     name: "rpc_addr",
     kind: "string",
@@ -435,6 +469,12 @@ export async function loadConfig(
       maxHeartbeatsPerSecond: value("max_heartbeats_per_second"),
       heartbeatGrace: value("heartbeat_grace"),
       failoverHeartbeatTtl: value("failover_heartbeat_ttl"),
+    },
+    csi: {
+      volumeQuiescentTimeout: value("csi_volume_quiescent_timeout"),
+      detachTimeout: value("csi_detach_timeout"),
+      detachAttempts: value("csi_detach_attempts"),
+      detachBackoff: value("csi_detach_backoff"),
     },
     advertiseAddr: value<string | undefined>("advertise_addr") ?? "",
     rpcAddr: value<string | undefined>("rpc_addr") ?? rpcBesideHttp(value("http_addr")),

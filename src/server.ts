@@ -15,6 +15,7 @@ import { advertisedAddress, type Election, openElection } from "./cluster/open-e
 import { ReadOnlyElection } from "./cluster/read-only-election.ts";
 import { EnvelopeCodec } from "./codec/envelope-codec.ts";
 import { type ServerConfig, splitHostPort } from "./config.ts";
+import { nomadDetachCall } from "./csi/nomad-detach.ts";
 import { EventHub } from "./events/event-hub.ts";
 import { HistoryStore } from "./history/history-store.ts";
 import { signIdentitiesElsewhere } from "./identity/alloc-identities.ts";
@@ -34,11 +35,12 @@ import { RpcDispatcher } from "./rpc/rpc-dispatcher.ts";
 import { RpcMetrics } from "./rpc/rpc-metrics.ts";
 import { RpcServer } from "./rpc/rpc-server.ts";
 import { HeartbeatWatcher } from "./services/heartbeat-watcher.ts";
-import { createServices } from "./services/index.ts";
+import { createServices, volumeWatcherOptions } from "./services/index.ts";
 import { SchedulerService } from "./services/scheduler/scheduler-service.ts";
 import { SchedulerThreads } from "./services/scheduler/threads/scheduler-threads.ts";
 import type { LeaderService } from "./services/service.ts";
 import { ServiceRunner } from "./services/service-runner.ts";
+import { VolumeWatcher } from "./services/volume-watcher.ts";
 import type { ShutdownProgress } from "./shutdown/bounded-step.ts";
 import { type ShutdownOutcome, shutDown } from "./shutdown/shutdown-sequence.ts";
 import { SnapshotFile } from "./store/snapshot-file.ts";
@@ -169,6 +171,11 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     logger: quiet,
     bufferEvents: config.eventBufferSize,
   });
+  const nodeSessions = new NodeSessions();
+  const volumeWatcher = new VolumeWatcher({
+    ...volumeWatcherOptions(config),
+    nomadCall: nomadDetachCall(nodeSessions),
+  });
   const ctx: ApiContext = {
     config,
     store,
@@ -189,7 +196,8 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     heartbeats,
     watches: new Watches(store),
     keyring,
-    nodeSessions: new NodeSessions(),
+    nodeSessions,
+    volumeWatcher,
   };
   registerStoreMetrics(metrics, store);
   metrics.gauge("chronomad.leader", () => (leadership.isLeader() ? 1 : 0));
@@ -201,13 +209,32 @@ export async function startServer(config: ServerConfig, deps: ServerDeps = {}): 
     scheduler,
     heartbeats: () => heartbeats.tracked,
   });
+  // Zero passes once the volumes have settled: the watcher does no work for idle volumes.
+  metrics.gauge(
+    "chronomad.csi.volume_watcher.passes",
+    () => volumeWatcher.counters.passes,
+    {},
+    "Volume watcher passes over a volume since start",
+  );
+  metrics.gauge(
+    "chronomad.csi.volume_watcher.watchers",
+    () => volumeWatcher.watching,
+    {},
+    "CSI volumes with a live watcher",
+  );
+  metrics.gauge(
+    "chronomad.csi.volume_watcher.releasing",
+    () => volumeWatcher.releasing,
+    {},
+    "CSI claim unpublishes under way",
+  );
 
   // A read-only server appends nothing, not even the cluster's identity to a log that lacks it.
   if (!config.readOnly) await bootstrapCluster(ctx);
 
   const leaderServices = config.readOnly
     ? []
-    : createServices(config, { heartbeats, keyring: keyringInitializer, scheduler });
+    : createServices(config, { heartbeats, keyring: keyringInitializer, scheduler, volumeWatcher });
   const services = new ServiceRunner(
     leaderServices,
     {

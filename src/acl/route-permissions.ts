@@ -392,6 +392,17 @@ const ENTRIES: readonly Entry[] = [
   ...putPost("/v1/rpc/ServiceRegistration.Upsert", CLIENT),
   // ServiceRegistration.DeleteByID as a client sends it: its SecretID; here only its own registrations.
   ...putPost("/v1/rpc/ServiceRegistration.DeleteByID", CLIENT),
+  // `volume detach`: CSIVolume.Unpublish, csi-mount-volume in ?namespace= and plugin read (RouteRule has no "all of").
+  [
+    "DELETE /v1/volume/csi/:id/detach",
+    byHandler(
+      "CSIVolume.Unpublish: csi-mount-volume in ?namespace=, and plugin read",
+      ns("csi-mount-volume"),
+    ),
+  ],
+  // CSIVolume.Claim / Unpublish as the csi hook sends them: the node's SecretID, for its own allocations' claims.
+  ...putPost("/v1/rpc/CSIVolume.Claim", CLIENT),
+  ...putPost("/v1/rpc/CSIVolume.Unpublish", CLIENT),
   // chronomad's server → client detach calls: the node's SecretID; a node sees and answers only its own.
   ...putPost("/v1/rpc/ClientCSI.PendingDetaches", CLIENT),
   ...putPost("/v1/rpc/ClientCSI.AckDetach", CLIENT),

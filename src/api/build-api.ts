@@ -40,6 +40,7 @@ import { clientFsPlugin } from "./plugins/client-fs.ts";
 import { clientRpcPlugin } from "./plugins/client-rpc.ts";
 import { clientStatsPlugin } from "./plugins/client-stats.ts";
 import { csiPluginsPlugin } from "./plugins/csi-plugins.ts";
+import { csiVolumeDetachPlugin } from "./plugins/csi-volume-detach.ts";
 import { csiVolumesPlugin } from "./plugins/csi-volumes.ts";
 import { deploymentUpdatesPlugin } from "./plugins/deployment-updates.ts";
 import { deploymentsPlugin } from "./plugins/deployments.ts";
@@ -127,6 +128,7 @@ const PLUGINS = [
   servicesPlugin,
   csiVolumesPlugin,
   csiPluginsPlugin,
+  csiVolumeDetachPlugin,
   aclTokensPlugin,
   aclAuthMethodsPlugin,
   aclBindingRulesPlugin,

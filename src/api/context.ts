@@ -12,6 +12,7 @@ import type { Metrics } from "../metrics/metrics.ts";
 import type { HeartbeatTimers } from "../nodes/heartbeat-timers.ts";
 import type { NodeSessions } from "../rpc/node-sessions.ts";
 import type { SchedulerWorkerPool } from "../services/scheduler/worker-pool.ts";
+import type { VolumeWatcher } from "../services/volume-watcher.ts";
 import type { StateAt } from "../store/state-at.ts";
 import type { Store } from "../store/store.ts";
 import type { Watches } from "../store/watches.ts";
@@ -48,4 +49,6 @@ export interface ApiContext {
   readonly keyring: Keyring;
   /** The yamux sessions of client agents connected to this server's RPC port, by node (server → client calls). */
   readonly nodeSessions: NodeSessions;
+  /** The leader's CSI volume watcher: CSIVolume.Unpublish and volume detach run its unpublish workflow. */
+  readonly volumeWatcher?: VolumeWatcher;
 }

@@ -311,6 +311,10 @@ export const EVENT_TYPES: Readonly<Record<string, string | null>> = {
   CSIVolumesRegistered: "CSIVolumeRegistered",
   CSIVolumesDeregistered: "CSIVolumeDeregistered",
   CSIVolumeClaimsUpdated: "CSIVolumeClaim",
+  // chronomad's server → client detach calls: Nomad makes them as RPCs and publishes nothing.
+  CSIDetachRequested: null,
+  CSIDetachAcknowledged: null,
+  CSIDetachTimedOut: null,
 };
 
 /**

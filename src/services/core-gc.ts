@@ -1,3 +1,4 @@
+import { volumeClaimGcDrafts } from "../csi/volume-claim-gc.ts";
 import { collectGarbage, DEFAULT_GC_THRESHOLDS, type GcThresholds, gcDrafts } from "../gc/collect-garbage.ts";
 import type { Timer } from "../util/clock.ts";
 import type { LeaderService, ServiceContext } from "./service.ts";
@@ -39,6 +40,7 @@ export class CoreGc implements LeaderService {
   }
 
   private async collect(ctx: ServiceContext): Promise<void> {
+    await this.volumeClaims(ctx);
     try {
       const events = await collectGarbage(ctx.tables, {
         nowMs: ctx.clock.now(),
@@ -53,6 +55,18 @@ export class CoreGc implements LeaderService {
       ctx.logger.info({ events: events.length }, "garbage collected");
     } catch (err) {
       ctx.logger.warn({ err }, "garbage collection failed; retrying at the next interval");
+    }
+  }
+
+  /** Nomad's csi-volume-claim-gc core job (src/csi/volume-claim-gc.ts): wakes the watcher of every volume with claims to free. */
+  private async volumeClaims(ctx: ServiceContext): Promise<void> {
+    const drafts = volumeClaimGcDrafts(ctx.tables);
+    if (drafts.length === 0) return;
+    try {
+      await ctx.write(drafts);
+      ctx.logger.info({ volumes: drafts.length }, "volume claim GC woke the volume watcher");
+    } catch (err) {
+      ctx.logger.warn({ err }, "volume claim GC failed; retrying at the next interval");
     }
   }
 }

@@ -11,6 +11,7 @@ import { NodeDrainer } from "./node-drainer.ts";
 import { PeriodicDispatcher } from "./periodic-dispatcher.ts";
 import { SchedulerService } from "./scheduler/scheduler-service.ts";
 import type { LeaderService } from "./service.ts";
+import { VolumeWatcher } from "./volume-watcher.ts";
 
 /** Services the API also talks to (the client RPC resets heartbeat timers), created by the caller. */
 export interface SharedServices {
@@ -19,10 +20,12 @@ export interface SharedServices {
   readonly keyring?: KeyringInitializer;
   /** `/v1/agent/schedulers` reads and resizes its worker pool. */
   readonly scheduler?: SchedulerService;
+  /** CSIVolume.Unpublish and volume detach run its unpublish workflow. */
+  readonly volumeWatcher?: VolumeWatcher;
 }
 
 /** The leader-only services of a server, in start order. */
-export function createServices(_config: ServerConfig, shared: SharedServices = {}): LeaderService[] {
+export function createServices(config: ServerConfig, shared: SharedServices = {}): LeaderService[] {
   const keyring = shared.keyring ?? new KeyringInitializer({ keyring: new Keyring() });
   return [
     // First: clients wait for the JWKS to list a key before they call anything.
@@ -37,5 +40,18 @@ export function createServices(_config: ServerConfig, shared: SharedServices = {
     new DeploymentWatcher(),
     new AclTokenExpiry(),
     new PeriodicDispatcher(),
+    shared.volumeWatcher ?? new VolumeWatcher(volumeWatcherOptions(config)),
   ];
+}
+
+/** The volume watcher's settings from the server's configuration. */
+export function volumeWatcherOptions(config: ServerConfig) {
+  return {
+    quiescentMs: config.csi.volumeQuiescentTimeout,
+    detach: {
+      timeoutMs: config.csi.detachTimeout,
+      attempts: config.csi.detachAttempts,
+      backoffMs: config.csi.detachBackoff,
+    },
+  };
 }

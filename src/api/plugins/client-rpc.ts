@@ -4,6 +4,12 @@ import { ApiError } from "../api-error.ts";
 import { AllocUpdateBatcher } from "../client-rpc/alloc-update-batcher.ts";
 import { getAlloc, getAllocs, getClientAllocs } from "../client-rpc/client-allocs.ts";
 import {
+  claimVolumeRpc,
+  csiClaimBody,
+  csiUnpublishBody,
+  unpublishVolumeRpc,
+} from "../client-rpc/csi-claims.ts";
+import {
   ackDetach,
   ackDetachBody,
   pendingDetaches,
@@ -46,6 +52,8 @@ const METHODS: Readonly<Record<string, { schema: object; handler: RpcHandler }>>
   "Alloc.GetAlloc": { schema: getAllocBody, handler: getAlloc },
   "ServiceRegistration.Upsert": { schema: serviceUpsertBody, handler: upsertServiceRegistrations },
   "ServiceRegistration.DeleteByID": { schema: serviceDeleteByIdBody, handler: deleteServiceRegistration },
+  "CSIVolume.Claim": { schema: csiClaimBody, handler: claimVolumeRpc },
+  "CSIVolume.Unpublish": { schema: csiUnpublishBody, handler: unpublishVolumeRpc },
   // chronomad's server → client detach calls, as a long poll and its answer (streams/csi-detach.ts).
   "ClientCSI.PendingDetaches": { schema: pendingDetachesBody, handler: pendingDetaches },
   "ClientCSI.AckDetach": { schema: ackDetachBody, handler: ackDetach },

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from "fastify";
+import { volumeClaimGcDrafts } from "../../csi/volume-claim-gc.ts";
 import { collectGarbage, gcDrafts } from "../../gc/collect-garbage.ts";
 import { collectableRootKeys, rootKeyDeleteDrafts } from "../../gc/collect-root-keys.ts";
 import { ApiError } from "../api-error.ts";
@@ -9,7 +10,9 @@ import { refuseOtherMethods } from "../refuse-other-methods.ts";
 /**
  * `PUT /v1/system/gc`: collect now, whatever their age, every finished job,
  * evaluation and allocation Nomad's force GC would, and every root key that
- * is neither active nor rekeying and that nothing uses.
+ * is neither active nor rekeying and that nothing uses; and, as Nomad's
+ * force GC runs csi-volume-claim-gc, wake the volume watcher of every
+ * volume with claims to free.
  */
 export const systemPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
   app.put("/v1/system/gc", async (request, reply) => {
@@ -18,7 +21,7 @@ export const systemPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => 
     const events = await collectGarbage(ctx.tables, { nowMs });
     // Nomad's force-gc runs the root key GC too, without rotating (#15009).
     const keys = collectableRootKeys(ctx.tables, { nowMs });
-    const drafts = [...gcDrafts(events), ...rootKeyDeleteDrafts(keys)];
+    const drafts = [...volumeClaimGcDrafts(ctx.tables), ...gcDrafts(events), ...rootKeyDeleteDrafts(keys)];
     if (drafts.length > 0) {
       const index = await commit(ctx, request.identity, drafts);
       reply.header("X-Nomad-Index", String(index));
