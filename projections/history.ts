@@ -191,8 +191,8 @@ export function historyProjection(observedTables: readonly string[]) {
   const projection: Projection = {
     name: "history",
     // 6: variables are tracked. 7: service registrations are. 8: entries move to the history store.
-    // 9: CSI volumes, their claims and detach calls are tracked.
-    version: 9,
+    // 9: CSI volumes and their claims are tracked. 10: and their detach calls.
+    version: 10,
     tables: [history],
     handles: new Set(),
     evolve() {},

@@ -331,8 +331,16 @@ const ENTRIES: readonly Entry[] = [
 
   // ---- CSI volumes and plugins (nomad/csi_endpoint.go) ----
   // CSIVolume.List: csi-list-volume, csi-read-volume, csi-mount-volume or list-jobs in ?namespace=;
-  // with namespace * rows are filtered by the same in their namespace.
-  ["GET /v1/volumes", ns("csi-list-volume", "csi-read-volume", "csi-mount-volume", "list-jobs")],
+  // with namespace * rows are filtered by the same in their namespace. Without ?type=csi Nomad's
+  // handler answers [] or null before the RPC, so before any check.
+  [
+    "GET /v1/volumes",
+    byHandler(
+      "CSIVolume.List with ?type=csi: csi-list-volume, csi-read-volume, csi-mount-volume or list-jobs in " +
+        "?namespace= (rows filtered the same with *); without type=csi nothing is checked",
+      ANY_TOKEN,
+    ),
+  ],
   // CSIVolume.Register: csi-write-volume in the volume's namespace and plugin read (RouteRule has no "all of").
   ...putPost(
     "/v1/volumes",
@@ -364,7 +372,8 @@ const ENTRIES: readonly Entry[] = [
     ),
   ),
   ["DELETE /v1/volume/csi/:id", ns("csi-write-volume")], // CSIVolume.Deregister: csi-write-volume
-  ["GET /v1/plugins", { kind: "plugin", level: "list" }], // CSIPlugin.List: AllowPluginList
+  // CSIPlugin.List with ?type=csi: AllowPluginList; without it Nomad's handler answers before the RPC.
+  ["GET /v1/plugins", byHandler("CSIPlugin.List with ?type=csi: plugin list", ANY_TOKEN)],
   ["GET /v1/plugin/csi/:id", { kind: "plugin", level: "read" }], // CSIPlugin.Get: AllowPluginRead
 
   // ---- history: chronomad's own, the same rule as reading the object in Nomad ----

@@ -73,10 +73,13 @@ export class Unpublisher {
     volumeID: string,
     claims: readonly CSIVolumeClaim[],
     write: CheckpointWrite,
+    /** Told how many of `claims` this call releases (the others are under way already). */
+    started?: (count: number) => void,
   ): Promise<void> {
     const mine = claims.filter(
       (c) => !this.inFlight.has(`${csiVolumeKey(namespace, volumeID)}\u0000${c.AllocationID}`),
     );
+    started?.(mine.length);
     if (mine.length === 0) return;
     const done = this.walk(namespace, volumeID, mine, write);
     for (const c of mine)

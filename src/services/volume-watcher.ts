@@ -23,14 +23,13 @@ export interface VolumeWatcherOptions {
 export interface VolumeWatcherCounters {
   /** Passes over one volume (its past claims resolved and released): none for a volume that does not change. */
   passes: number;
-  /** Claims handed to an unpublish. */
+  /** Claims it started to release (a claim whose release is already under way is not counted again). */
   claimsReleased: number;
 }
 
 interface Watch {
+  /** The end of its quiescent window. */
   timer: Timer | undefined;
-  /** A pass is queued for the end of the current batch. */
-  queued: boolean;
 }
 
 /**
@@ -150,7 +149,7 @@ export class VolumeWatcher implements LeaderService {
     this.counters.passes++;
     let watch = this.watches.get(key);
     if (!watch) {
-      watch = { timer: undefined, queued: false };
+      watch = { timer: undefined };
       this.watches.set(key, watch);
     }
     if (watch.timer) ctx.clock.clearTimeout(watch.timer);
@@ -160,9 +159,10 @@ export class VolumeWatcher implements LeaderService {
     );
     const past = Object.values(volume.PastClaims);
     if (past.length === 0 || !this.unpub) return;
-    this.counters.claimsReleased += past.length;
     const done = this.unpub
-      .unpublishMany(volume.Namespace, volume.ID, past, this.serverWrite(ctx))
+      .unpublishMany(volume.Namespace, volume.ID, past, this.serverWrite(ctx), (started) => {
+        this.counters.claimsReleased += started;
+      })
       .catch((err: Error) =>
         ctx.logger.warn(
           { err, volume: volume.ID, namespace: volume.Namespace },

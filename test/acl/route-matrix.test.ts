@@ -142,6 +142,10 @@ function queryFor(key: string): string {
     case "GET /v1/client/metadata":
     case "POST /v1/client/metadata":
       return `?node_id=${fixtures.clientNode.id}`;
+    // Without type=csi Nomad's handler answers [] before the RPC and its check.
+    case "GET /v1/volumes":
+    case "GET /v1/plugins":
+      return "?type=csi";
     default:
       return "";
   }

@@ -3,7 +3,7 @@ import type { AllocRow } from "../../projections/allocs.ts";
 import type { CSIDetachRow } from "../../projections/csi-detach-requests.ts";
 import type { CSIPluginRow } from "../../projections/csi-plugins.ts";
 import { type CSIVolumeRow, csiVolumeKey } from "../../projections/csi-volumes.ts";
-import { historyKey } from "../../projections/history.ts";
+import { type HistoryEntry, historyKey } from "../../projections/history.ts";
 import { EnvelopeCodec } from "../../src/codec/envelope-codec.ts";
 import type { CSIDetachBehaviour } from "../../src/nodesim/csi-plugins.ts";
 import { NodeSimulator } from "../../src/nodesim/simulator.ts";
@@ -58,11 +58,22 @@ async function setup(options: { detach?: CSIDetachBehaviour; args?: string[] } =
     const p = s.store.table<CSIPluginRow>("csi_plugins").get("ebs");
     return p?.NodesHealthy === NODES && p.ControllersHealthy === NODES;
   });
-  // The volume routes are csi-core's; the record they append is the same.
-  const { outcomes } = await writeEvents(s.store, clock.now(), { kind: "server", id: "test" }, [
-    volumesRegistered(volumeSpec("vol1", { Provider: "ebs.csi.example.com", ProviderVersion: "1.0.0" })),
-  ]);
-  expect(outcomes[0]?.status).toBe("applied");
+  const registered = await s.call("/v1/volume/csi/vol1", {
+    method: "PUT",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      Volumes: [
+        {
+          ID: "vol1",
+          Name: "vol1",
+          ExternalID: "ext-vol1",
+          PluginID: "ebs",
+          RequestedCapabilities: [{ AccessMode: "single-node-writer", AttachmentMode: "file-system" }],
+        },
+      ],
+    }),
+  });
+  expect(registered.status, await registered.text()).toBe(200);
   return { s, sim, clock };
 }
 
@@ -136,6 +147,9 @@ async function claimStates(s: TestServer, allocID: string): Promise<number[]> {
   return states;
 }
 
+const ofAlloc = (claim: unknown, allocID: string) =>
+  (claim as { AllocationID?: string }).AllocationID === allocID;
+
 function watcherOf(s: TestServer): VolumeWatcher {
   return s.services.find((x) => x.name === "volume-watcher") as VolumeWatcher;
 }
@@ -168,8 +182,14 @@ describe("CSI claims and their release, with the node simulator", () => {
     // Taken, then as the client sent it (unpublishing), node-detached, controller-detached, ready-to-free.
     expect(await claimStates(s, allocID!)).toEqual([0, 4, 1, 2, 3]);
 
-    // The detach calls, in the volume's history: the node's own, then a controller's.
-    const entries = await s.history.entriesInSlices(historyKey("csi_volume", "vol1"));
+    // Every transition in the volume's history: the claim's checkpoints, and the detach calls (the node's own, then a controller's).
+    const res = await s.call("/v1/volume/csi/vol1/history");
+    expect(res.status).toBe(200);
+    const entries = (await res.json()) as HistoryEntry[];
+    const claim = entries
+      .filter((e) => e.Field === "Claim" && ofAlloc(e.From ?? e.To, allocID!))
+      .map((e) => (e.To as { State: string } | null)?.State ?? "freed");
+    expect(claim).toEqual(["taken", "unpublishing", "node-detached", "controller-detached", "freed"]);
     const steps = entries
       .filter((e) => e.Field === "Detach")
       .map((e) => {

@@ -25,6 +25,7 @@ export const csiPluginsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx)
       return blockingQuery(ctx, request, reply, [TABLE], () => ({ index: 1, body: [] }));
     if (q.type !== "csi")
       return blockingQuery(ctx, request, reply, [TABLE], () => ({ index: 1, body: null }));
+    if (!request.identity.allows("", "plugin:list")) throw ApiError.forbidden();
     const prefix = q.prefix ?? "";
     return blockingQuery(ctx, request, reply, [TABLE], () => ({
       index: Math.max(1, csiPlugins.index),

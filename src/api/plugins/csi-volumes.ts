@@ -127,12 +127,9 @@ export const csiVolumesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx)
     const body = request.body as { Volumes?: readonly Loose[] | null } | null;
     const volumes = body?.Volumes ?? [];
     if (volumes.length === 0) throw ApiError.badRequest("missing volume definition");
-    const pathID = (request.params as { id?: string }).id;
     const namespace = namespaceOf(request);
+    // As Nomad's handlers, the path's ID is not compared with the body's volumes.
     const inputs = volumes.map((raw) => volumeInput(raw, namespace));
-    if (pathID !== undefined && inputs.some((v) => v.ID !== pathID)) {
-      throw ApiError.badRequest(`volume ID in the body must match the path (${pathID})`);
-    }
     const { identity } = request;
     // Nomad: csi-write-volume and plugin read.
     if (!identity.allows("", "plugin:read")) throw ApiError.forbidden();

@@ -1,4 +1,5 @@
 import type { AllocRow } from "../../../projections/allocs.ts";
+import type { CSIPluginRow } from "../../../projections/csi-plugins.ts";
 import type { Projections } from "../../../projections/index.ts";
 import type { JobRow } from "../../../projections/jobs.ts";
 import type { NamespaceRow } from "../../../projections/namespaces.ts";
@@ -70,13 +71,13 @@ interface Scored {
   readonly score: number;
 }
 
-type Row = JobRow | AllocRow | NodeRow | NodePoolRow | NamespaceRow | VariableRow;
+type Row = JobRow | AllocRow | NodeRow | NodePoolRow | NamespaceRow | VariableRow | CSIPluginRow;
 
 /**
  * Nomad's Search.FuzzySearch: case-insensitive substring matches on the
  * names of jobs (and their groups, services, tasks, docker images, exec
- * commands and java classes), allocations, nodes, node pools, namespaces and
- * the paths of the variables the caller may list, among the first `limitQuery` objects of each context; ID-prefix matches for
+ * commands and java classes), allocations, nodes, node pools, namespaces, CSI
+ * plugins and the paths of the variables the caller may list, among the first `limitQuery` objects of each context; ID-prefix matches for
  * evaluations, deployments, scaling policies and volumes. Each context's
  * matches are sorted: earliest match first, then shortest name, then by name.
  */
@@ -175,8 +176,9 @@ async function firstObjects(
       return takeByKey(tables.variables, all ? "" : variableKey(namespace, ""), limit, (v) =>
         listsVariable(v.Namespace, v.Path),
       );
+    case "plugins":
+      return takeByKey(tables.csiPlugins, "", limit, () => true);
     default:
-      // CSI plugins: chronomad holds none.
       return { rows: [], more: false };
   }
 }
@@ -237,7 +239,13 @@ function singleMatch(context: SearchContext, row: Row, text: string): Map<MatchC
       ? new Map()
       : new Map([[context, [{ id: v.Path, scope: [v.Namespace, v.Path], score }]]]);
   }
-  const named = row as Exclude<Row, VariableRow>;
+  if (context === "plugins") {
+    // Nomad's fuzzyMatchSingle names a plugin by its ID.
+    const id = (row as CSIPluginRow).ID;
+    const score = fuzzyIndex(id, text);
+    return score < 0 ? new Map() : new Map([[context, [{ id, scope: undefined, score }]]]);
+  }
+  const named = row as Exclude<Row, VariableRow | CSIPluginRow>;
   const score = fuzzyIndex(named.Name, text);
   if (score < 0) return new Map();
   let scope: string[] | undefined;

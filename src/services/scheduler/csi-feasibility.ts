@@ -71,6 +71,8 @@ interface Wanted {
   readonly id: string;
   readonly readOnly: boolean;
   readonly accessMode: string;
+  /** What the volume's verdict is cached under. */
+  readonly key: string;
 }
 
 /** What a volume says whatever the node: undefined when it is fine, else Nomad's reason. */
@@ -99,7 +101,9 @@ interface VolumeVerdict {
  */
 export class CsiFeasibility {
   private readonly verdicts = new Map<string, VolumeVerdict>();
-  private readonly mounted = new Map<string, Map<string, number>>();
+  private readonly mounted = new Map<string, ReadonlyMap<string, number>>();
+  /** The requests of the last group and allocation checked: a placement checks many nodes for one. */
+  private last: { tg: TaskGroupSpec; allocName: string; wanted: readonly Wanted[] } | undefined;
 
   constructor(
     private readonly view: CsiView,
@@ -117,7 +121,12 @@ export class CsiFeasibility {
 
   /** Checks `node` for an allocation of `tg` named `allocName`, counting a refusal in `metric`. */
   feasible(node: NodeRow, tg: TaskGroupSpec, allocName: string, metric: AllocMetric): boolean {
-    const refusal = this.refusal(node, wantedOf(tg, allocName));
+    let last = this.last;
+    if (last?.tg !== tg || last.allocName !== allocName) {
+      last = { tg, allocName, wanted: wantedOf(tg, allocName) };
+      this.last = last;
+    }
+    const refusal = this.refusal(node, last.wanted);
     if (refusal === undefined) return true;
     metric.filterNode(node.NodeClass, refusal);
     return false;
@@ -136,7 +145,7 @@ export class CsiFeasibility {
       if (plugin.Healthy !== true) return CSI_PLUGIN_UNHEALTHY(vol.PluginID, node.ID);
       // A plugin that gives no limit has none (Nomad's client turns 0 into MaxInt64).
       const max = plugin.NodeInfo?.MaxVolumes ?? Number.POSITIVE_INFINITY;
-      if ((this.mountedOn(node.ID).get(vol.PluginID) ?? 0) >= max)
+      if (max !== Number.POSITIVE_INFINITY && (this.mountedOn(node.ID).get(vol.PluginID) ?? 0) >= max)
         return CSI_PLUGIN_MAX_VOLUMES(vol.PluginID, node.ID);
       if (vol.Topologies && vol.Topologies.length > 0) {
         if (!matchFound(plugin.NodeInfo?.AccessibleTopology ?? null, vol.Topologies)) return CSI_TOPOLOGY;
@@ -147,11 +156,10 @@ export class CsiFeasibility {
   }
 
   private volumeVerdict(w: Wanted): VolumeVerdict {
-    const key = `${w.readOnly ? "r" : "w"}\u0000${w.accessMode}\u0000${w.id}`;
-    let verdict = this.verdicts.get(key);
+    let verdict = this.verdicts.get(w.key);
     if (!verdict) {
       verdict = this.judge(w);
-      this.verdicts.set(key, verdict);
+      this.verdicts.set(w.key, verdict);
     }
     return verdict;
   }
@@ -193,11 +201,11 @@ export class CsiFeasibility {
    * Nomad's CSIVolumesByNodeID counted by plugin: the volumes of the
    * allocations on the node that are to run or running.
    */
-  private mountedOn(nodeID: string): Map<string, number> {
-    let counts = this.mounted.get(nodeID);
-    if (counts) return counts;
-    counts = new Map();
-    const seen = new Set<string>();
+  private mountedOn(nodeID: string): ReadonlyMap<string, number> {
+    const known = this.mounted.get(nodeID);
+    if (known) return known;
+    let counts: Map<string, number> | undefined;
+    let seen: Set<string> | undefined;
     for (const a of this.view.allocsOnNode(nodeID)) {
       if (a.DesiredStatus !== "run" && a.ClientStatus !== "running") continue;
       const volumes = allocTaskGroup(a)?.Volumes as
@@ -210,14 +218,17 @@ export class CsiFeasibility {
         if (v?.Type !== "csi") continue;
         const id = requestedVolumeID(v, a.Name);
         const key = `${a.Namespace}\u0000${id}`;
+        seen ??= new Set();
         if (seen.has(key)) continue;
         seen.add(key);
         const vol = this.view.volume(a.Namespace, id);
-        if (vol) counts.set(vol.PluginID, (counts.get(vol.PluginID) ?? 0) + 1);
+        if (!vol) continue;
+        counts ??= new Map();
+        counts.set(vol.PluginID, (counts.get(vol.PluginID) ?? 0) + 1);
       }
     }
-    this.mounted.set(nodeID, counts);
-    return counts;
+    this.mounted.set(nodeID, counts ?? NONE_MOUNTED);
+    return counts ?? NONE_MOUNTED;
   }
 }
 
@@ -229,14 +240,15 @@ export function wantedOf(tg: TaskGroupSpec, allocName: string): Wanted[] {
   for (const name of Object.keys(volumes).sort()) {
     const v = volumes[name]!;
     if (v.Type !== "csi") continue;
-    out.push({
-      id: requestedVolumeID(v, allocName),
-      readOnly: v.ReadOnly === true,
-      accessMode: v.AccessMode ?? "",
-    });
+    const id = requestedVolumeID(v, allocName);
+    const readOnly = v.ReadOnly === true;
+    const accessMode = v.AccessMode ?? "";
+    out.push({ id, readOnly, accessMode, key: `${readOnly ? "r" : "w"}\u0000${accessMode}\u0000${id}` });
   }
   return out;
 }
+
+const NONE_MOUNTED: ReadonlyMap<string, number> = new Map();
 
 const WRITER_MODES: ReadonlySet<string> = new Set([
   "single-node-writer",

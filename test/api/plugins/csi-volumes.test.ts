@@ -192,6 +192,20 @@ describe("CSI volumes API", () => {
     expect((await call(s, "DELETE", "/v1/volume/csi/web")).status).toBe(404);
   });
 
+  it("finds volumes and plugins by prefix search, and plugins by fuzzy search", async () => {
+    const { s } = await setup();
+    await register(s, volumeBody("db"), volumeBody("dbx"), volumeBody("web"));
+    const prefix = await call(s, "PUT", "/v1/search", { Prefix: "db", Context: "volumes" });
+    expect(prefix.body).toMatchObject({
+      Matches: { volumes: ["db", "dbx"] },
+      Truncations: { volumes: false },
+    });
+    const plugins = await call(s, "PUT", "/v1/search", { Prefix: "eb", Context: "plugins" });
+    expect(plugins.body).toMatchObject({ Matches: { plugins: ["ebs"] } });
+    const fuzzy = await call(s, "PUT", "/v1/search/fuzzy", { Text: "bs", Context: "plugins" });
+    expect(fuzzy.body).toMatchObject({ Matches: { plugins: [{ ID: "ebs" }] } });
+  });
+
   it("answers a blocking read when the volume changes", async () => {
     const { s } = await setup();
     await register(s, volumeBody("db"));
@@ -248,7 +262,6 @@ describe("CSI volumes API", () => {
     }
     const before = logLength(s);
     expect((await call(s, "DELETE", "/v1/volume/csi/db?force=maybe")).status).toBe(400);
-    expect((await call(s, "PUT", "/v1/volume/csi/other", { Volumes: [volumeBody("db")] })).status).toBe(400);
     expect(logLength(s)).toBe(before);
   });
 

@@ -22,7 +22,6 @@ export const EXPECTED_FAILURES: ExpectedFailures = {
     "documented difference: /v1/agent/pprof answers 501 (V8 profiles are taken with node --cpu-prof)",
   TestAgentTrace: "documented difference: /v1/agent/pprof answers 501",
   TestAgentProfile: "documented difference: /v1/agent/pprof answers 501",
-  TestCSIVolumes_CRUD: "CSI volumes (issue 21)",
   TestVariables_LockRenewRelease: `${NEWER_NOMAD}: variable locks (Nomad 1.7)`,
   TestNodeIdentity_Get: `${NEWER_NOMAD}: /v1/client/identity, node identities (Nomad 1.11)`,
   TestNodeIdentity_Renew: `${NEWER_NOMAD}: /v1/client/identity/renew, node identities (Nomad 1.11)`,

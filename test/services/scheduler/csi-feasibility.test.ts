@@ -146,7 +146,12 @@ describe("CSI volume feasibility (Nomad's CSIVolumeChecker)", () => {
     rows.plugins.set("ebs", healthyPlugin);
     const tg = group({ data: { PerAlloc: true } }, 2);
     expect(wantedOf(tg, "web.g[1]")).toEqual([
-      { id: "data[1]", readOnly: false, accessMode: "single-node-writer" },
+      {
+        id: "data[1]",
+        readOnly: false,
+        accessMode: "single-node-writer",
+        key: "w\u0000single-node-writer\u0000data[1]",
+      },
     ]);
     expect(verdict(rows, node("n1", healthyOn()), tg, "web.g[1]").ok).toBe(true);
     expect(verdict(rows, node("n1", healthyOn()), tg, "web.g[0]").reasons).toEqual({
@@ -297,6 +302,18 @@ describe("CSI volume feasibility (Nomad's CSIVolumeChecker)", () => {
     expect(metric.NodesFiltered).toBe(100);
     // The volume, its plugin and the claiming allocation: once each.
     expect(rows.reads).toBe(3);
+  });
+
+  it("judges each of several volumes on its own: the first that fails is the reason", () => {
+    const rows = new Rows();
+    rows.volumes.set("default/a", volume("a"));
+    rows.volumes.set("default/b", volume("b", { AccessMode: "single-node-writer", WriteClaims: { x: {} } }));
+    rows.plugins.set("ebs", healthyPlugin);
+    rows.allocs.set("x", alloc("x", "db"));
+    const n = node("n1", healthyOn());
+    expect(verdict(rows, n, group({ a: {}, b: {} })).reasons).toEqual({ [CSI_VOLUME_IN_USE("b")]: 1 });
+    expect(verdict(rows, n, group({ a: {}, c: {} })).reasons).toEqual({ [CSI_VOLUME_NOT_FOUND("c")]: 1 });
+    expect(verdict(rows, n, group({ a: {}, b: { ReadOnly: true } })).ok).toBe(true);
   });
 
   it("has nothing to check for a group without CSI volumes", () => {
