@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { benchAcl } from "../bench/acl-bench.ts";
 import { benchCluster } from "../bench/cluster-bench.ts";
+import type { CSIBenchFigures } from "../bench/csi-bench.ts";
 import type { EvalDeleteFigures } from "../bench/eval-delete-bench.ts";
 import { benchEventStream } from "../bench/event-stream-bench.ts";
 import { benchExport } from "../bench/export-bench.ts";
@@ -30,6 +31,7 @@ const USAGE = `Usage: chronomad bench [--json] [--eval-delete | --all]
        chronomad bench --preferences [--json]
        chronomad bench --log-open [--log-sizes MB,MB,...] [--json]
        chronomad bench --history-read [--transitions N] [--json]
+       chronomad bench --csi [--json]
 
 Runs chronomad's benchmarks (file log appends, replay, append-to-visible,
 filters, event stream, heartbeats, ACLs, scheduler, job registrations,
@@ -75,6 +77,13 @@ The placement preferences benchmark alone (--preferences): the plan of a
 job of 1,000 allocations over 5,000 nodes in four datacenters, computed
 with a count only, then with a spread over datacenters and an affinity to
 a node class (Nomad then scores max(count, 100) nodes per placement).
+
+The CSI benchmark alone (--csi), in a fresh process: 1,000 volumes
+claimed and released by one job of 1,000 allocations (per_alloc) on 100
+simulated nodes running a CSI node and controller plugin: claims/s from
+the job's registration, releases/s from its stop, and the time from one
+allocation's stop to its claim freed (p50/p99); then 1,000 idle volumes:
+RSS and heap growth per volume, and the volume watcher's passes (0).
 
 The file log open benchmark alone (--log-open): one file log grown to each
 size in turn (default 100, 1024 and 5120 MB of 1 KiB records; --log-sizes
@@ -124,6 +133,14 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
         progressAt: 1,
         label: "history",
       },
+      ["--expose-gc"],
+    );
+    return report(figures, json, out, false);
+  }
+  if (parsed.csi) {
+    progress("csi: 1,000 volumes claimed and released by a 1,000-allocation job, then 1,000 idle volumes");
+    figures.csi = await inFreshProcess<CSIBenchFigures>(
+      { module: "./csi-bench.ts", exported: "benchCSI", args: [{}], progressAt: 1, label: "csi" },
       ["--expose-gc"],
     );
     return report(figures, json, out, false);
@@ -222,6 +239,8 @@ interface BenchArgs {
   readonly preferences: boolean;
   /** Only the ports benchmark. */
   readonly ports: boolean;
+  /** Only the CSI claims benchmark. */
+  readonly csi: boolean;
   /** Only the file log open benchmark, at these sizes (MB). */
   readonly logOpen: readonly number[] | undefined;
   /** Only the history benchmark, with this many transitions. */
@@ -240,6 +259,7 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
     "--ports",
     "--log-open",
     "--history-read",
+    "--csi",
   ];
   const valued = ["--vs", "--jobs", "--concurrency", "--warmup", "--fsync", "--transitions"];
   const seen = new Set<string>();
@@ -293,6 +313,7 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
       : undefined,
     preferences: seen.has("--preferences") && !registrationOnly,
     ports: seen.has("--ports"),
+    csi: seen.has("--csi"),
     logOpen: seen.has("--log-open") ? sizes : undefined,
     historyRead: seen.has("--history-read") ? (transitions ?? 2_000_000) : undefined,
   };

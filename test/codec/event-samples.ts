@@ -1,8 +1,8 @@
 import { newEvaluation } from "../../streams/evals.ts";
 import type { Envelope } from "../../streams/event-schema.ts";
 import { aclSamples } from "./acl-samples.ts";
-import { csiSamples } from "./csi-samples.ts";
 import { csiDetachSamples } from "./csi-detach-samples.ts";
+import { csiSamples } from "./csi-samples.ts";
 import { deploymentSamples } from "./deployment-samples.ts";
 import { jobSamples } from "./job-samples.ts";
 import { keyringSamples } from "./keyring-samples.ts";
