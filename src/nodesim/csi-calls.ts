@@ -107,8 +107,8 @@ export class NodeCSICalls implements VolumeCalls {
   private async send(method: string, body: Record<string, unknown>): Promise<string> {
     if (!this.node.up) return "node is not connected";
     try {
-      // Unpublish answers once the detaches are done: it may take a while, like a long poll.
-      await this.rpc.call(method, body, this.node.secret, { blocking: method === "CSIVolume.Unpublish" });
+      // Unpublish answers once the detaches are done, which this node's own detach poll may announce.
+      await this.rpc.call(method, body, this.node.secret, { waits: method === "CSIVolume.Unpublish" });
       return "";
     } catch (err) {
       this.logger.debug({ err, node: this.node.name, method }, "csi call failed");

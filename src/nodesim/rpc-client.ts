@@ -24,12 +24,19 @@ export class RpcError extends Error {
 
 /** How a simulated node makes its calls; RpcClient over HTTP, or a stand-in in tests. */
 export interface RpcCaller {
-  call<T>(
-    method: string,
-    body: unknown,
-    token: string,
-    options?: { blocking?: boolean; signal?: AbortSignal },
-  ): Promise<T>;
+  call<T>(method: string, body: unknown, token: string, options?: CallOptions): Promise<T>;
+}
+
+export interface CallOptions {
+  /** A long poll: on the pool of one socket per node that holds one. */
+  readonly blocking?: boolean;
+  /**
+   * A call the server answers once work elsewhere is done (CSIVolume.Unpublish
+   * waits for the detaches): any number may be in flight, so they get a pool
+   * of their own, never the long polls' sockets those detaches are announced on.
+   */
+  readonly waits?: boolean;
+  readonly signal?: AbortSignal;
 }
 
 export interface RpcClientOptions {
@@ -65,6 +72,7 @@ export class RpcClient implements RpcCaller {
   private readonly port: number;
   private readonly short: Agent;
   private readonly blocking: Agent;
+  private readonly waiting: Agent;
   private readonly heartbeats = new Map<string, Agent>();
   private readonly updates: Agent;
   private closed = false;
@@ -94,6 +102,8 @@ export class RpcClient implements RpcCaller {
       maxSockets: options.blockingSockets,
       maxFreeSockets: options.blockingSockets,
     });
+    // Unbounded: what bounds them is the allocations stopping at once.
+    this.waiting = new Agent({ ...KEEP_ALIVE, maxFreeSockets: 64 });
   }
 
   /**
@@ -101,12 +111,7 @@ export class RpcClient implements RpcCaller {
    * decoded reply, rejects with an RpcError. A request that went out on a
    * reused keep-alive socket the server had just closed is sent once more.
    */
-  async call<T>(
-    method: string,
-    body: unknown,
-    token: string,
-    options: { blocking?: boolean; signal?: AbortSignal } = {},
-  ): Promise<T> {
+  async call<T>(method: string, body: unknown, token: string, options: CallOptions = {}): Promise<T> {
     const msgpack = this.options.encoding === "msgpack";
     const payload = msgpack ? Buffer.from(packPlain(body)) : Buffer.from(JSON.stringify(body));
     const started = performance.now();
@@ -140,13 +145,13 @@ export class RpcClient implements RpcCaller {
     method: string,
     payload: Buffer,
     token: string,
-    options: { blocking?: boolean; signal?: AbortSignal },
+    options: CallOptions,
     msgpack: boolean,
   ): Promise<{ status: number; bytes: Buffer; type: string }> {
     return new Promise((resolve, reject) => {
       const req = request(
         {
-          agent: this.agentFor(method, token, options.blocking === true),
+          agent: this.agentFor(method, token, options),
           host: this.host,
           port: this.port,
           method: "PUT",
@@ -179,8 +184,9 @@ export class RpcClient implements RpcCaller {
     });
   }
 
-  private agentFor(method: string, token: string, blocking: boolean): Agent {
-    if (blocking) return this.blocking;
+  private agentFor(method: string, token: string, options: CallOptions): Agent {
+    if (options.blocking) return this.blocking;
+    if (options.waits) return this.waiting;
     if (method === HEARTBEAT) return this.heartbeatAgent(token);
     return method === UPDATE_ALLOC ? this.updates : this.short;
   }
@@ -201,5 +207,6 @@ export class RpcClient implements RpcCaller {
     this.short.destroy();
     for (const agent of this.heartbeats.values()) agent.destroy();
     this.blocking.destroy();
+    this.waiting.destroy();
   }
 }
