@@ -40,6 +40,20 @@ export type CSIVolumeTable = Table<CSIVolumeRow>;
 /** The primary key: Nomad's unique (Namespace, ID) index. */
 export const csiVolumeKey = (namespace: string, id: string) => `${namespace}\u0000${id}`;
 
+/**
+ * Nomad's namespace delete refusal while the namespace holds a CSI volume
+ * (state store DeleteNamespaces names the first one), or undefined.
+ */
+export function namespaceVolumesRefusal(volumes: CSIVolumeTable, namespace: string): string | undefined {
+  for (const v of volumes.withPrefix(csiVolumeKey(namespace, ""))) {
+    return (
+      `namespace ${JSON.stringify(namespace)} contains at least one CSI volume ${JSON.stringify(v.ID)}. ` +
+      "All CSI volumes in namespace must be deleted before it can be deleted"
+    );
+  }
+  return undefined;
+}
+
 /** Nomad's words, which clients match. */
 export const VOLUME_NOT_FOUND = "volume not found";
 export const VOLUME_IN_USE = "volume in use";

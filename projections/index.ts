@@ -59,6 +59,7 @@ export function createProjections() {
     allocs: allocs.allocs,
   });
   allocs.bindCsiVolumes(csiVolumes.volumes);
+  namespaces.bind(csiVolumes.volumes);
   const scaling = scalingProjection();
   const jobSubmissions = jobSubmissionsProjection();
   const csiDetaches = csiDetachRequestsProjection();

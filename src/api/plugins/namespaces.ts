@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
+import { namespaceVolumesRefusal } from "../../../projections/csi-volumes.ts";
 import { DEFAULT_NAMESPACE } from "../../../projections/namespaces.ts";
 import { namespaceVariablesRefusal } from "../../../projections/variables.ts";
 import type { NamespaceDeleted, NamespaceSpec, NamespaceUpserted } from "../../../streams/namespaces.ts";
@@ -121,8 +122,10 @@ export const namespacesPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx)
     if (!request.identity.allows("*", "management")) throw ApiError.forbidden();
     if (name === DEFAULT_NAMESPACE) throw ApiError.badRequest("default namespace can not be deleted");
     if (!namespaces.has(name)) throw ApiError.notFound(`namespace ${name} not found`);
-    const holdsVariables = namespaceVariablesRefusal(ctx.tables.variables, name);
-    if (holdsVariables) throw ApiError.badRequest(holdsVariables);
+    const holds =
+      namespaceVolumesRefusal(ctx.tables.csiVolumes, name) ??
+      namespaceVariablesRefusal(ctx.tables.variables, name);
+    if (holds) throw ApiError.badRequest(holds);
     const data: NamespaceDeleted = { Name: name };
     const index = await commit(ctx, request.identity, [{ type: "NamespaceDeleted", v: 1, data }]);
     reply.header("X-Nomad-Index", String(index));

@@ -265,6 +265,22 @@ describe("CSI volumes API", () => {
     expect(logLength(s)).toBe(before);
   });
 
+  it("refuses to delete a namespace that holds a CSI volume, with Nomad's words, until the volume is gone", async () => {
+    const { s } = await setup();
+    expect((await call(s, "PUT", "/v1/namespace/team", { Name: "team" })).status).toBe(200);
+    expect((await register(s, volumeBody("db", { Namespace: "team" }))).status).toBe(200);
+    const before = logLength(s);
+    const refused = await call(s, "DELETE", "/v1/namespace/team");
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain(
+      'namespace "team" contains at least one CSI volume "db". ' +
+        "All CSI volumes in namespace must be deleted before it can be deleted",
+    );
+    expect(logLength(s)).toBe(before);
+    expect((await call(s, "DELETE", "/v1/volume/csi/db?namespace=team")).status).toBe(200);
+    expect((await call(s, "DELETE", "/v1/namespace/team")).status).toBe(200);
+  });
+
   it("refuses a reader-only access mode when no controller supports read-only attach", async () => {
     const s = await startTestServer();
     running.push(s);
