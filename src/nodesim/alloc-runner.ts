@@ -140,6 +140,27 @@ export class AllocRunner {
   }
 
   /**
+   * Received already stopped by the server (desired stop or evict before
+   * this node first pulled it): Nomad's task runners see shouldShutdown
+   * before their first run, so no hook runs and no task starts; each task
+   * goes to dead with only its Received event, not failed, and the
+   * allocation is reported complete. Without that report the server would
+   * hold it pending forever.
+   */
+  endUnstarted(): void {
+    const now = this.host.timers.now();
+    this.phase = "dead";
+    for (const t of this.spec.Tasks) {
+      const s = newTaskState();
+      appendEvent(s, events.received(now));
+      s.State = "dead";
+      s.FinishedAt = rfc3339(now);
+      this.taskStates[t.Name] = s;
+    }
+    this.changed();
+  }
+
+  /**
    * A newer version of the allocation from the server (Nomad's
    * handleAllocUpdate): stops it when the server wants it stopped; otherwise
    * the health hook starts over, its health cleared if the allocation moved

@@ -375,8 +375,13 @@ export class SimNode implements RunnerHost {
       const runner = new AllocRunner(spec, this);
       this.runners.set(spec.ID, runner);
       // Nomad's client creates a runner for a server-terminal allocation too; it has nothing to run.
-      if (spec.DesiredStatus !== "run" || ["complete", "failed", "lost"].includes(spec.ClientStatus)) {
+      if (["complete", "failed", "lost"].includes(spec.ClientStatus)) {
         runner.destroy();
+        continue;
+      }
+      // Stopped before this node ever pulled it: its tasks never start, and it is reported complete.
+      if (spec.DesiredStatus !== "run") {
+        runner.endUnstarted();
         continue;
       }
       runner.start();

@@ -158,6 +158,32 @@ describe("prioritized client allocation updates, on a virtual clock", () => {
     ]);
     expect(last.TaskStates.app!.State).toBe("dead");
   });
+
+  it("reports complete an allocation the server stopped before the node first pulled it, its tasks never started", async () => {
+    const { rpc, run, place } = await nodeOnVirtualClock(true, {
+      setup: at(10),
+      pull: at(10),
+      start: at(10),
+      eventInterval: 0,
+    });
+    place("a1", { DesiredStatus: "stop" });
+    await run(1_500);
+    const reported = rpc.updates().flatMap(sent);
+    expect(reported.map((a) => a.ID)).toEqual(["a1"]);
+    const [a1] = reported;
+    expect(a1!.ClientStatus).toBe("complete");
+    expect(a1!.TaskStates.app).toMatchObject({
+      State: "dead",
+      Failed: false,
+      StartedAt: "0001-01-01T00:00:00Z",
+    });
+    expect(a1!.TaskStates.app!.FinishedAt).not.toBe("0001-01-01T00:00:00Z");
+    expect(a1!.TaskStates.app!.Events.map((e) => e.Type)).toEqual(["Received"]);
+    // A later version changes nothing: it never runs.
+    place("a1", { DesiredStatus: "stop", DesiredDescription: "again" });
+    await run(1_500);
+    expect(rpc.updates().flatMap(sent)).toHaveLength(1);
+  });
 });
 
 describe("prioritized updates on vs off, same workload on a virtual clock", () => {
