@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { pino } from "pino";
+import { CSI_DETACH_BEHAVIOURS, type CSIDetachBehaviour } from "../nodesim/csi-plugins.ts";
 import type { DriverOptions, Range } from "../nodesim/driver-options.ts";
 import { progressLine } from "../nodesim/progress-line.ts";
 import type { Encoding } from "../nodesim/rpc-client.ts";
@@ -39,6 +40,12 @@ stdout when it ends (after --duration, or on Ctrl-C).
                                   (hook message, then a signal) per allocation every D
                                   (default 60s; 0: none)
   --restart-delay D               delay before a restart (default: the group's restart policy)
+  --csi-node-plugins IDS          CSI plugins (comma-separated IDs) every node fingerprints a
+                                  healthy node plugin of: its allocations claim their csi
+                                  volumes at start and unpublish them at their end
+  --csi-controller-plugins IDS    CSI plugins every node fingerprints a healthy controller of
+  --csi-detach ack|fail|ignore    what the plugins do with the server's detach calls: succeed
+                                  (default), answer a plugin error, or never answer
   --deregister                    deregister the nodes when stopping
   -h, --help                      print this and exit
 `;
@@ -68,15 +75,22 @@ const OPTIONS = {
   "failure-rate": { type: "string" },
   "event-interval": { type: "string" },
   "restart-delay": { type: "string" },
+  "csi-node-plugins": { type: "string" },
+  "csi-controller-plugins": { type: "string" },
+  "csi-detach": { type: "string" },
   deregister: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
-/** `chronomad nodesim`: resolves with the exit code (0 done, 1 failed, 2 usage). */
+/**
+ * `chronomad nodesim`: resolves with the exit code (0 done, 1 failed, 2
+ * usage). `stop` ends the run as Ctrl-C does (for a caller that embeds it).
+ */
 export async function runNodesim(
   args: readonly string[],
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream = process.stderr,
+  stop?: AbortSignal,
 ): Promise<number> {
   let sim: NodeSimulator;
   let plan: {
@@ -138,7 +152,14 @@ export async function runNodesim(
         ...(v.cpu !== undefined && { cpu: integer("--cpu", v.cpu, undefined) }),
         ...(v.memory !== undefined && { memoryMB: integer("--memory", v.memory, undefined) }),
         ...(v.disk !== undefined && { diskMB: integer("--disk", v.disk, undefined) }),
+        ...(v["csi-node-plugins"] !== undefined && {
+          csiNodePlugins: pluginIDs("--csi-node-plugins", v["csi-node-plugins"]),
+        }),
+        ...(v["csi-controller-plugins"] !== undefined && {
+          csiControllerPlugins: pluginIDs("--csi-controller-plugins", v["csi-controller-plugins"]),
+        }),
       },
+      csiDetach: csiDetach(v["csi-detach"] ?? "ack"),
       driver,
       logger: pino({ level: "warn" }, process.stderr),
     });
@@ -165,6 +186,8 @@ export async function runNodesim(
   const onSignal = () => finish();
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
+  if (stop?.aborted) finish();
+  stop?.addEventListener("abort", onSignal, { once: true });
   const timers: NodeJS.Timeout[] = [];
   try {
     err.write(`nodesim: registering ${sim.nodes.length} nodes\n`);
@@ -194,6 +217,7 @@ export async function runNodesim(
     clearInterval(ticker);
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    stop?.removeEventListener("abort", onSignal);
     await sim.stop({ deregister });
   }
   out.write(`${JSON.stringify(sim.report())}\n`);
@@ -237,6 +261,23 @@ function bool(flag: string, text: string): boolean {
   if (text === "true") return true;
   if (text === "false") return false;
   throw new Error(`${flag} must be true or false, not "${text}"`);
+}
+
+/** `ebs` or `ebs,nfs`: distinct plugin IDs, none empty. */
+function pluginIDs(flag: string, text: string): string[] {
+  const ids = text.split(",").map((id) => id.trim());
+  if (ids.some((id) => id === ""))
+    throw new Error(`${flag} must be plugin IDs separated by commas, not "${text}"`);
+  const twice = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (twice !== undefined) throw new Error(`${flag} lists plugin ${twice} twice`);
+  return ids;
+}
+
+function csiDetach(text: string): CSIDetachBehaviour {
+  const found = CSI_DETACH_BEHAVIOURS.find((b) => b === text);
+  if (found === undefined)
+    throw new Error(`--csi-detach must be one of ${CSI_DETACH_BEHAVIOURS.join(", ")}, not "${text}"`);
+  return found;
 }
 
 function encoding(text: string): Encoding {

@@ -1,0 +1,134 @@
+import { PassThrough } from "node:stream";
+import { afterEach, describe, expect, it } from "vitest";
+import type { CSIDetachRow } from "../../projections/csi-detach-requests.ts";
+import { csiDetachKey } from "../../projections/csi-detach-requests.ts";
+import type { CSIPluginRow } from "../../projections/csi-plugins.ts";
+import { runNodesim } from "../../src/cli/nodesim-command.ts";
+import { SIMULATED_DETACH_ERROR } from "../../src/nodesim/csi-plugins.ts";
+import { writeEvents } from "../../src/store/writer.ts";
+import { eventually, nodesTable } from "../nodesim/fixtures.ts";
+import { volumeSpec, volumesRegistered } from "../projections/csi-fixtures.ts";
+import { startTestServer } from "../server-harness.ts";
+
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+
+/** A stream that keeps what is written to it. */
+function sink() {
+  const stream = new PassThrough();
+  let text = "";
+  stream.on("data", (chunk: Buffer) => {
+    text += chunk.toString();
+  });
+  return { stream, text: () => text };
+}
+
+describe("chronomad nodesim: CSI plugin flags", () => {
+  it("fingerprints the plugins named by --csi-node-plugins and --csi-controller-plugins, and answers detach calls as --csi-detach says", async () => {
+    const s = await startTestServer();
+    cleanup.push(() => s.stop());
+    const out = sink();
+    const err = sink();
+    const stop = new AbortController();
+    const run = runNodesim(
+      [
+        ...["--server", s.url, "--nodes", "2", "--seed", "csi-flags", "--report-every", "0"],
+        ...["--initial-heartbeat-stagger", "200ms"],
+        ...["--csi-node-plugins", "ebs", "--csi-controller-plugins", "ebs,nfs", "--csi-detach", "fail"],
+      ],
+      out.stream,
+      err.stream,
+      stop.signal,
+    );
+    cleanup.push(async () => {
+      stop.abort();
+      await run;
+    });
+    const plugin = (id: string) => s.store.table<CSIPluginRow>("csi_plugins").get(id);
+    await eventually("both nodes run plugin ebs (node and controller) and nfs (controller)", () => {
+      const ebs = plugin("ebs");
+      const nfs = plugin("nfs");
+      return (
+        ebs?.NodesHealthy === 2 &&
+        ebs.ControllersHealthy === 2 &&
+        nfs?.ControllersHealthy === 2 &&
+        nfs.NodesHealthy === 0
+      );
+    });
+
+    // A detach call to one of them: its plugin answers with the simulated failure.
+    const [node] = [...nodesTable(s).all()];
+    const now = Date.now();
+    const written = await writeEvents(s.store, now, { kind: "server", id: "test" }, [
+      volumesRegistered(volumeSpec("vol1")),
+      {
+        type: "CSIDetachRequested",
+        v: 1,
+        data: {
+          Request: {
+            RequestID: "r1",
+            Namespace: "default",
+            VolumeID: "vol1",
+            ExternalID: "ext-vol1",
+            PluginID: "ebs",
+            NodeID: node!.ID,
+            Kind: "node",
+            Claim: {
+              AllocationID: "a1",
+              NodeID: node!.ID,
+              ExternalNodeID: `ext-${node!.ID}`,
+              Mode: 1,
+              AccessMode: "single-node-writer",
+              AttachmentMode: "file-system",
+              State: 4,
+            },
+            Attempt: 1,
+            Deadline: now + 3_600_000,
+          },
+        },
+      },
+    ]);
+    expect(written.outcomes.map((o) => o.status)).toEqual(["applied", "applied"]);
+    const detach = () =>
+      s.store.table<CSIDetachRow>("csi_detach_requests").get(csiDetachKey("default", "vol1"))?.Detach;
+    await eventually("the node answered the detach call", () => detach()?.Outcome === "failed");
+    expect(detach()).toMatchObject({ RequestID: "r1", NodeID: node!.ID, Error: SIMULATED_DETACH_ERROR });
+
+    stop.abort();
+    expect(await run).toBe(0);
+    const report = JSON.parse(out.text()) as { nodes: { total: number } };
+    expect(report.nodes.total).toBe(2);
+  });
+
+  it("refuses bad plugin lists and detach behaviours with a usage error naming the flag", async () => {
+    for (const [args, message] of [
+      [["--csi-node-plugins", "ebs,,nfs"], "--csi-node-plugins must be plugin IDs separated by commas"],
+      [["--csi-controller-plugins", "ebs,ebs"], "--csi-controller-plugins lists plugin ebs twice"],
+      [["--csi-detach", "maybe"], '--csi-detach must be one of ack, fail, ignore, not "maybe"'],
+    ] as const) {
+      const out = sink();
+      const err = sink();
+      const code = await runNodesim(
+        ["--server", "http://127.0.0.1:1", "--nodes", "1", ...args],
+        out.stream,
+        err.stream,
+      );
+      expect(code).toBe(2);
+      expect(err.text()).toContain(message);
+      expect(out.text()).toBe("");
+    }
+  });
+
+  it("documents the flags in --help", async () => {
+    const out = sink();
+    expect(await runNodesim(["--help"], out.stream)).toBe(0);
+    for (const flag of [
+      "--csi-node-plugins IDS",
+      "--csi-controller-plugins IDS",
+      "--csi-detach ack|fail|ignore",
+    ])
+      expect(out.text()).toContain(flag);
+  });
+});
