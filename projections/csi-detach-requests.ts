@@ -1,4 +1,4 @@
-import type { ApplyContext, Projection, Refusal } from "../src/store/projection.ts";
+import type { ApplyContext, Change, Projection, Refusal } from "../src/store/projection.ts";
 import { type IndexedRow, Table } from "../src/store/table.ts";
 import {
   CSI_DETACH_KINDS,
@@ -10,6 +10,7 @@ import {
   type CSIDetachTimedOut,
   MAX_DETACH_ERROR,
 } from "../streams/csi-detach.ts";
+import { type CSIVolumeRow, csiVolumeKey, VOLUME_NOT_FOUND } from "./csi-volumes.ts";
 
 /** What became of the latest detach step of a volume. */
 export type CSIDetachOutcome = "requested" | "acknowledged" | "failed" | "timed-out";
@@ -29,7 +30,8 @@ export interface CSIDetachStep {
  * One row per volume that ever had a detach call: the calls still waiting
  * for their client, and the latest step. `ID` is the volume's, so the
  * history of this row is part of the volume's (object "csi_volume").
- * Bounded by the volumes, not by the calls: answered calls leave `Pending`.
+ * Bounded by the volumes, not by the calls: answered calls leave `Pending`,
+ * and the row goes with its volume when the volume is deregistered.
  */
 export interface CSIDetachRow extends IndexedRow {
   readonly ID: string;
@@ -63,7 +65,11 @@ export function pendingRequest(
 }
 
 /** Why `request` cannot be recorded, or undefined: the service's own check and apply's. */
-export function requestRefusal(table: CSIDetachTable, request: CSIDetachRequest): Refusal | undefined {
+export function requestRefusal(
+  table: CSIDetachTable,
+  volumes: Table<CSIVolumeRow>,
+  request: CSIDetachRequest,
+): Refusal | undefined {
   const bad = (reason: string): Refusal => ({ code: 400, reason });
   for (const f of ["RequestID", "Namespace", "VolumeID", "PluginID", "NodeID"] as const) {
     if (typeof request[f] !== "string" || request[f] === "") return bad(`detach request requires a ${f}`);
@@ -75,6 +81,9 @@ export function requestRefusal(table: CSIDetachTable, request: CSIDetachRequest)
   if (!Number.isFinite(request.Deadline)) return bad("detach request requires a Deadline");
   if (typeof request.Claim !== "object" || request.Claim === null)
     return bad("detach request requires a Claim");
+  // A volume deregistered while its unpublish was under way: its row went with it and must not come back.
+  if (!volumes.has(csiVolumeKey(request.Namespace, request.VolumeID)))
+    return { code: 404, reason: `${VOLUME_NOT_FOUND}: ${request.VolumeID}` };
   if (pendingRequest(table, request.Namespace, request.VolumeID, request.RequestID)) {
     return { code: 409, reason: `detach request ${request.RequestID} is already pending` };
   }
@@ -100,9 +109,11 @@ export function ackRefusal(table: CSIDetachTable, ack: CSIDetachAcknowledged): R
  * The detach calls the leader asked of clients and their answers. Pure:
  * deadlines are the asking service's, carried in the record; apply only
  * checks that an answer or a timeout still finds its request pending, so
- * of an ack and a timeout racing exactly one wins.
+ * of an ack and a timeout racing exactly one wins. A volume's row is
+ * dropped in the record that deregisters the volume (its calls pending
+ * then are answered by nobody: an ack or a timeout finds them gone).
  */
-export function csiDetachRequestsProjection() {
+export function csiDetachRequestsProjection(volumes: Table<CSIVolumeRow>) {
   const detaches = new Table<CSIDetachRow>({
     name: "csi_detach_requests",
     key: (r) => csiDetachKey(r.Namespace, r.ID),
@@ -118,7 +129,7 @@ export function csiDetachRequestsProjection() {
   const requested = (ctx: ApplyContext, data: CSIDetachRequested) => {
     const request = data.Request;
     if (typeof request !== "object" || request === null) return ctx.reject(400, "detach Request is required");
-    const refusal = requestRefusal(detaches, request);
+    const refusal = requestRefusal(detaches, volumes, request);
     if (refusal) return ctx.reject(refusal.code, refusal.reason);
     const key = csiDetachKey(request.Namespace, request.VolumeID);
     const row = detaches.get(key);
@@ -163,14 +174,24 @@ export function csiDetachRequestsProjection() {
 
   const projection: Projection = {
     name: "csi_detach_requests",
-    version: 1,
+    // 2: a row goes with its volume, and a request needs its volume.
+    version: 2,
     tables: [detaches],
+    reads: ["csi_volumes"],
     handles: new Set(["CSIDetachRequested", "CSIDetachAcknowledged", "CSIDetachTimedOut"]),
     evolve(ctx, event) {
       const e = event as CSIDetachEvent;
       if (e.type === "CSIDetachRequested") return requested(ctx, e.data);
       if (e.type === "CSIDetachAcknowledged") return acknowledged(ctx, e.data);
       return timedOut(ctx, e.data);
+    },
+    // A volume's deregistration is the only delete of a csi_volumes row.
+    observes: new Set(["csi_volumes"]),
+    observe(ctx, change: Change) {
+      if (change.after !== undefined) return;
+      const gone = change.before as CSIVolumeRow;
+      const key = csiDetachKey(gone.Namespace, gone.ID);
+      if (detaches.has(key)) ctx.delete(detaches, key);
     },
   };
   return { projection, detaches };

@@ -73,6 +73,8 @@ interface Tracked {
   readonly derived?: Readonly<Record<string, Derived>>;
   /** Entries beyond field changes (a job's version diff, task events), added after the rest. */
   readonly details?: (at: At, before: Row, after: Row, entries: HistoryEntry[]) => void;
+  /** Its rows go only with the object's own row, whose deletion is the entry: none of their own. */
+  readonly deletedWithObject?: boolean;
 }
 
 interface Derived {
@@ -141,7 +143,7 @@ export const TRACKED: Readonly<Record<string, Tracked>> = {
     details: claimTransitions,
   },
   // The server → client detach calls of a volume's unpublish and their answers, in the volume's own history.
-  csi_detach_requests: { object: "csi_volume", fields: ["Detach"], lists: {} },
+  csi_detach_requests: { object: "csi_volume", fields: ["Detach"], lists: {}, deletedWithObject: true },
   // Who granted what, when (issue 17). Rows hold no secret: a token's secret is only its hash and is not tracked.
   acl_tokens: {
     object: "acl_token",
@@ -202,6 +204,7 @@ export function historyProjection(observedTables: readonly string[]) {
       const before = change.before as Row | undefined;
       const after = change.after as Row | undefined;
       const row = (after ?? before)!;
+      if (!after && tracked.deletedWithObject) return;
       const { time, cause } = describe(event);
       const actor = actorOf(event, row);
       const at = { Index: ctx.index, Time: time, Cause: cause, Actor: actor };

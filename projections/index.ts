@@ -62,7 +62,7 @@ export function createProjections() {
   namespaces.bind(csiVolumes.volumes);
   const scaling = scalingProjection();
   const jobSubmissions = jobSubmissionsProjection();
-  const csiDetaches = csiDetachRequestsProjection();
+  const csiDetaches = csiDetachRequestsProjection(csiVolumes.volumes);
   const all: Projection[] = [
     cluster.projection,
     // Its admit() fences off writes made under a superseded leadership epoch.
@@ -101,6 +101,7 @@ export function createProjections() {
       summaries: jobs.summaries,
       launches: jobs.launches,
     }).projection,
+    // After csi_volumes: a request needs its volume, and a row goes with it.
     csiDetaches.projection,
   ];
   // Last: it folds in the row changes the others make (the audit trail).

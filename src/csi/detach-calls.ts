@@ -107,7 +107,12 @@ export class DetachCalls {
             (c) =>
               c.table === "csi_detach_requests" && c.key === csiDetachKey(target.Namespace, target.VolumeID),
           ),
-          map((c) => (c.after as CSIDetachRow | undefined)?.Detach),
+          map((c) => {
+            // The row goes only with its volume: nobody will answer this call any more.
+            if (c.after === undefined)
+              throw new DetachFailed(`volume ${JSON.stringify(target.VolumeID)} was deregistered`);
+            return (c.after as CSIDetachRow).Detach;
+          }),
           filter((d): d is CSIDetachStep => d?.RequestID === request.RequestID && d.Outcome !== "requested"),
         ),
         this.stopped$.pipe(

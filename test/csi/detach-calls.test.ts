@@ -5,7 +5,9 @@ import { DetachCalls, DetachFailed, type DetachTarget } from "../../src/csi/deta
 import { DetachDeadlines } from "../../src/csi/detach-deadlines.ts";
 import type { Draft } from "../../src/store/writer.ts";
 import { VirtualClock } from "../../src/util/clock.ts";
-import { memoryStore } from "../projections/memory-store.ts";
+import { volumeSpec, volumesDeregistered, volumesRegistered } from "../projections/csi-fixtures.ts";
+import { AT, memoryStore } from "../projections/memory-store.ts";
+import { replayStore } from "../replay-store.ts";
 
 const target: DetachTarget = {
   Namespace: "default",
@@ -31,9 +33,15 @@ const ack = (RequestID: string, NodeID = "n1", error = ""): Draft => ({
   data: { Namespace: "default", VolumeID: "vol1", RequestID, NodeID, Error: error },
 });
 
-/** A store, a virtual clock, and the detach calls and deadlines of a leader over them. */
+/** A store holding volume vol1, a virtual clock, and the detach calls and deadlines of a leader over them. */
 async function setup(policy = { timeoutMs: 30_000, attempts: 3, backoffMs: 1_000 }) {
   const m = await memoryStore();
+  const ready = await m.write(
+    // The bootstrap creates the default namespace.
+    { type: "ClusterBootstrapped", v: 1, data: { ClusterID: "c1", CreateTime: AT, ServerName: "s1" } },
+    volumesRegistered(volumeSpec("vol1")),
+  );
+  expect(ready.map((o) => o.status)).toEqual(["applied", "applied"]);
   const clock = new VirtualClock();
   let n = 0;
   const write = async (drafts: readonly Draft[]) => {
@@ -81,7 +89,8 @@ describe("server → client detach calls", () => {
     const steps = entries.map((e) =>
       e.Field === "Detach" ? (e.To as { Outcome: string }).Outcome : e.Field,
     );
-    expect(steps).toEqual(["(created)", "acknowledged"]);
+    // The volume's creation, then its detach calls'.
+    expect(steps).toEqual(["(created)", "(created)", "acknowledged"]);
     expect(entries.at(-1)!.Cause.Event).toBe("CSIDetachAcknowledged");
   });
 
@@ -150,5 +159,37 @@ describe("server → client detach calls", () => {
     await expect.poll(() => t.row()?.Detach.Outcome).toBe("timed-out");
     expect(next.armed).toBe(0);
     next.stop();
+  });
+
+  it("a volume deregistered during a detach call takes its row along in the same record: the wait ends, nothing can recreate it", async () => {
+    const t = await setup();
+    const done = t.calls.call(target);
+    done.catch(() => undefined);
+    await t.waitPending(1);
+    expect(t.deadlines.armed).toBe(1);
+    await t.write([volumesDeregistered(["vol1"])]);
+    expect(t.row()).toBeUndefined();
+    expect(t.pending()).toEqual([]);
+    expect(t.deadlines.armed).toBe(0);
+    await expect(done).rejects.toThrow(DetachFailed);
+    await expect(done).rejects.toThrow('volume "vol1" was deregistered');
+    // The node's late answer finds nothing; a new call for the volume is refused, and no row comes back.
+    await expect(t.write([ack("r1")])).rejects.toThrow("404 detach request r1 is not pending");
+    await expect(t.calls.call(target)).rejects.toThrow("404 volume not found: vol1");
+    expect(t.row()).toBeUndefined();
+    // The volume's history ends with its one deletion.
+    const entries = await t.history.entriesInSlices(historyKey("csi_volume", "vol1"));
+    expect(entries.map((e) => e.Field)).toEqual(["(created)", "(created)", "(deleted)"]);
+    expect(entries.at(-1)!.Cause.Event).toBe("CSIVolumesDeregistered");
+
+    // Replay gives the same tables.
+    const fresh = replayStore(t.log);
+    await fresh.start();
+    await fresh.caughtUp();
+    expect(fresh.appliedIndex).toBe(t.store.appliedIndex);
+    expect(fresh.table("csi_detach_requests").size).toBe(0);
+    expect(fresh.hash()).toBe(t.store.hash());
+    await fresh.stop();
+    t.deadlines.stop();
   });
 });
