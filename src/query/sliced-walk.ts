@@ -23,16 +23,17 @@ export async function walkInSlices<Row>(
   rows: Iterable<Row>,
   visit: (row: Row) => boolean,
   resume?: (after: Row) => Iterable<Row>,
+  sliceMs = SLICE_MS,
 ): Promise<void> {
   let iterator = rows[Symbol.iterator]();
   let last: Row | undefined;
   let visited = false;
-  let sliceEnd = performance.now() + SLICE_MS;
+  let sliceEnd = performance.now() + sliceMs;
   for (let n = 1; ; n++) {
     if (n % ROWS_PER_CLOCK_CHECK === 0 && performance.now() > sliceEnd) {
       await nextTurn();
       if (resume !== undefined && visited) iterator = resume(last as Row)[Symbol.iterator]();
-      sliceEnd = performance.now() + SLICE_MS;
+      sliceEnd = performance.now() + sliceMs;
     }
     const next = iterator.next();
     if (next.done) return;
@@ -84,12 +85,16 @@ export async function* jsonArrayInSlices(rows: readonly unknown[]): AsyncGenerat
  * thousand workload identities would hold the loop for a third of a
  * second). `items` must be safe to iterate across yields.
  */
-export async function inSlices<T>(items: Iterable<T>, each: (item: T) => void): Promise<void> {
-  let sliceEnd = performance.now() + SLICE_MS;
+export async function inSlices<T>(
+  items: Iterable<T>,
+  each: (item: T) => void,
+  sliceMs = SLICE_MS,
+): Promise<void> {
+  let sliceEnd = performance.now() + sliceMs;
   for (const item of items) {
     if (performance.now() > sliceEnd) {
       await nextTurn();
-      sliceEnd = performance.now() + SLICE_MS;
+      sliceEnd = performance.now() + sliceMs;
     }
     each(item);
   }

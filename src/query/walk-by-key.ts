@@ -12,12 +12,18 @@ export async function walkByKey<R extends IndexedRow>(
   table: Table<R>,
   prefix: string,
   visit: (row: R) => boolean,
+  sliceMs?: number,
 ): Promise<void> {
   const key = table.spec.key;
-  await walkInSlices(table.withPrefix(prefix), visit, (after) => {
-    const last = key(after);
-    return skipWhile(table.withPrefix(prefix, last), (row) => compareStrings(key(row), last) <= 0);
-  });
+  await walkInSlices(
+    table.withPrefix(prefix),
+    visit,
+    (after) => {
+      const last = key(after);
+      return skipWhile(table.withPrefix(prefix, last), (row) => compareStrings(key(row), last) <= 0);
+    },
+    sliceMs,
+  );
 }
 
 /** The first rows a walk accepted, and whether another one follows them. */

@@ -5,6 +5,8 @@ import { withPastClaims } from "../csi/claim-volume.ts";
 import { DEFAULT_DETACH_POLICY, DetachCalls, type DetachPolicy } from "../csi/detach-calls.ts";
 import { DetachDeadlines } from "../csi/detach-deadlines.ts";
 import { type CheckpointWrite, Unpublisher } from "../csi/unpublish.ts";
+import { inSlices, SLICE_MS } from "../query/sliced-walk.ts";
+import { walkByKey } from "../query/walk-by-key.ts";
 import type { Draft } from "../store/writer.ts";
 import type { Timer } from "../util/clock.ts";
 import type { LeaderService, ServiceContext } from "./service.ts";
@@ -17,6 +19,8 @@ export interface VolumeWatcherOptions {
   readonly detach?: Partial<DetachPolicy>;
   /** Server → client calls over a Nomad agent's RPC session, when it has one (see DetachCallDeps.nomadCall). */
   readonly nomadCall?: (request: CSIDetachRequest) => Promise<string> | undefined;
+  /** How long one slice of its walks over volumes may hold the event loop (0: a turn after every volume). */
+  readonly sliceMs?: number;
 }
 
 /** What the watcher has done since this server started: `/v1/metrics` shows them. */
@@ -42,7 +46,10 @@ interface Watch {
  * volume's last change, then goes (seed 004: the window keeps the stop away
  * from the moment updates matter). At start it reaps every volume once, so
  * a release a previous leader left half done is finished (#11776). A volume
- * without a change costs nothing: no watcher, no pass, no timer.
+ * without a change costs nothing: no watcher, no pass, no timer. The reap
+ * and every look at changed volumes run in slices that give the event loop
+ * back (a reap of a million volumes, or a record that changes thousands,
+ * would hold it for seconds).
  *
  * It also owns the leader's side of the server → client detach calls (the
  * calls and their deadlines), which the client RPC CSIVolume.Unpublish uses
@@ -58,6 +65,8 @@ export class VolumeWatcher implements LeaderService {
   private unpub: Unpublisher | undefined;
   private readonly watches = new Map<string, Watch>();
   private queued = new Set<string>();
+  /** The leadership whose queued volumes are being looked at now, if any. */
+  private draining: ServiceContext | undefined;
   private readonly inFlight = new Set<Promise<unknown>>();
 
   constructor(private readonly options: VolumeWatcherOptions = {}) {}
@@ -93,8 +102,7 @@ export class VolumeWatcher implements LeaderService {
     });
     this.subscription.add(ctx.store.applied$.subscribe({ next: () => this.flush(), error: () => undefined }));
     // The reap at start: whatever a previous leader left to free.
-    for (const v of ctx.tables.csiVolumes.all()) this.queued.add(csiVolumeKey(v.Namespace, v.ID));
-    this.flush();
+    this.track(ctx, this.reap(ctx));
   }
 
   async stop(): Promise<void> {
@@ -106,6 +114,7 @@ export class VolumeWatcher implements LeaderService {
     this.watches.clear();
     this.queued.clear();
     this.ctx = undefined;
+    this.draining = undefined;
     this.unpub = undefined;
     await Promise.allSettled([...this.inFlight]);
   }
@@ -125,23 +134,70 @@ export class VolumeWatcher implements LeaderService {
     return this.unpub?.active ?? 0;
   }
 
+  /** Queues every volume once, walking the table in slices; a walk a newer leadership outlives stops. */
+  private async reap(ctx: ServiceContext): Promise<void> {
+    await walkByKey(
+      ctx.tables.csiVolumes,
+      "",
+      (v) => {
+        if (this.ctx !== ctx) return false;
+        this.queued.add(csiVolumeKey(v.Namespace, v.ID));
+        return true;
+      },
+      this.sliceMs,
+    );
+    this.flush();
+  }
+
+  /** Looks at the queued volumes, unless a look is under way (it takes what is queued meanwhile too). */
   private flush(): void {
     const ctx = this.ctx;
-    if (!ctx || this.queued.size === 0) return;
-    const keys = this.queued;
-    this.queued = new Set();
-    for (const key of keys) {
-      const v = ctx.tables.csiVolumes.get(key);
-      if (!v) {
-        this.forget(key);
-        continue;
-      }
-      const resolved = withPastClaims(v, (id) => claimAlloc(ctx.tables.allocs.get(id)));
-      const watched = this.watches.has(key);
-      // An idle volume (nothing to free, no watcher) costs this lookup only.
-      if (!watched && isEmpty(resolved.PastClaims)) continue;
-      this.pass(ctx, key, resolved);
+    if (!ctx || this.draining === ctx || this.queued.size === 0) return;
+    this.draining = ctx;
+    this.track(
+      ctx,
+      this.drain(ctx).finally(() => {
+        if (this.draining === ctx) this.draining = undefined;
+      }),
+    );
+  }
+
+  private async drain(ctx: ServiceContext): Promise<void> {
+    while (this.ctx === ctx && this.queued.size > 0) {
+      const keys = this.queued;
+      this.queued = new Set();
+      await inSlices(
+        keys,
+        (key) => {
+          if (this.ctx === ctx) this.look(ctx, key);
+        },
+        this.sliceMs,
+      );
     }
+  }
+
+  /** One volume that changed (or the reap's): a pass if it has claims to free or a live watcher. */
+  private look(ctx: ServiceContext, key: string): void {
+    const v = ctx.tables.csiVolumes.get(key);
+    if (!v) {
+      this.forget(key);
+      return;
+    }
+    const resolved = withPastClaims(v, (id) => claimAlloc(ctx.tables.allocs.get(id)));
+    // An idle volume (nothing to free, no watcher) costs this lookup only.
+    if (!this.watches.has(key) && isEmpty(resolved.PastClaims)) return;
+    this.pass(ctx, key, resolved);
+  }
+
+  private get sliceMs(): number {
+    return this.options.sliceMs ?? SLICE_MS;
+  }
+
+  /** Work `stop` waits for; a failure is logged, never unhandled. */
+  private track(ctx: ServiceContext, work: Promise<unknown>): void {
+    const done = work.catch((err: Error) => ctx.logger.error({ err }, "volume watcher walk failed"));
+    this.inFlight.add(done);
+    void done.finally(() => this.inFlight.delete(done));
   }
 
   /** One pass over a volume with claims to free: release them, and (re)arm its quiescent window. */
