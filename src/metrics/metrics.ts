@@ -90,14 +90,14 @@ export class Metrics {
   private readonly byPromName = new Map<string, Family>();
 
   incr(name: string, by = 1, labels: Labels = {}, help?: string): void {
-    const f = this.family(name, "counter", Object.keys(labels), help);
+    const f = this.family(name, "counter", labels, help);
     (f.metric as Counter).inc(labels, by);
     record(f.aggregates, labels, by);
   }
 
   /** Records a duration in milliseconds (or any measured value). */
   sample(name: string, value: number, labels: Labels = {}, help?: string): void {
-    const f = this.family(name, "sample", Object.keys(labels), help);
+    const f = this.family(name, "sample", labels, help);
     const key = labelKey(labels);
     (f.metric as WindowedSummary).observe(key, labels, value);
     record(f.aggregates, labels, value, key);
@@ -105,7 +105,7 @@ export class Metrics {
 
   /** A gauge read when scraped; a read that throws leaves the series out of that scrape. */
   gauge(name: string, read: () => number, labels: Labels = {}, help?: string): void {
-    const f = this.family(name, "gauge", Object.keys(labels), help);
+    const f = this.family(name, "gauge", labels, help);
     f.readers.set(labelKey(labels), { labels, read });
   }
 
@@ -169,12 +169,14 @@ export class Metrics {
     return summary;
   }
 
-  private family(name: string, kind: Kind, labelNames: readonly string[], help?: string): Family {
+  /** `labels`: the label names, or a label set whose names they are (read only when the family is new). */
+  private family(name: string, kind: Kind, labels: readonly string[] | Labels, help?: string): Family {
     const existing = this.families.get(name);
     if (existing) {
       if (existing.kind !== kind) throw new Error(`metric ${name} is a ${existing.kind}, not a ${kind}`);
       return existing;
     }
+    const labelNames = Array.isArray(labels) ? (labels as readonly string[]) : Object.keys(labels);
     const config = {
       name: promName(name),
       help: help ?? name,
