@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { benchPipeline } from "../../src/bench/pipeline-bench.ts";
+import { benchPipeline, type PipelineFigures } from "../../src/bench/pipeline-bench.ts";
 import { runBench } from "../../src/cli/bench-command.ts";
 
 /** runBench's stdout and stderr, and its exit code. */
@@ -28,7 +28,7 @@ describe("evaluation pipeline benchmark", () => {
   it("drains evaluations with no node to go to: each ends complete with a blocked follow-up, two records", async () => {
     const { code, out } = await bench(["--pipeline", "--jobs", "40", "--fsync", "never", "--json"]);
     expect(code).toBe(0);
-    const f = (JSON.parse(out) as { pipeline: Record<string, number> }).pipeline;
+    const f = (JSON.parse(out) as { pipeline: PipelineFigures }).pipeline;
     expect(f).toMatchObject({
       nodes: 0,
       jobs: 40,
