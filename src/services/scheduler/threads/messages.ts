@@ -88,27 +88,10 @@ export interface StartupFigures {
   readonly replayed: number;
 }
 
-/** One evaluation to compute, with the id its outcome is answered under. */
-export interface ScheduleAsk {
-  readonly id: number;
-  readonly request: ScheduleRequest;
-}
-
-/** One outcome of a schedule ask (or why it failed). */
-export type ScheduleAnswer =
-  | { readonly id: number; readonly outcome: ScheduleOutcomeMessage }
-  | { readonly id: number; readonly error: string };
-
 export type ToThread =
-  /**
-   * What one turn of the main thread has for a thread, in one message (a
-   * postMessage costs about as much as cloning a small evaluation): the
-   * records it applied, then the evaluations to compute (`asks`, in order).
-   */
-  | ({ readonly kind: "records"; readonly asks?: readonly ScheduleAsk[] } & PackedRecords)
+  | ({ readonly kind: "records" } & PackedRecords)
   | { readonly kind: "live"; readonly from: number }
-  /** Evaluations to compute, in one message for a turn that forwarded no record. */
-  | { readonly kind: "schedule"; readonly asks: readonly ScheduleAsk[] }
+  | { readonly kind: "schedule"; readonly id: number; readonly request: ScheduleRequest }
   | { readonly kind: "hash"; readonly id: number; readonly minIndex: number }
   /** JWS signing inputs of workload identities, to sign with `key` (see identity-signer.ts). */
   | {
@@ -126,8 +109,7 @@ export type FromThread =
   /** While catching up: the next run of records, please. */
   | { readonly kind: "more" }
   | { readonly kind: "ready"; readonly index: number; readonly startup: StartupFigures }
-  /** The schedule asks that finished in one turn of the thread, in one message. */
-  | { readonly kind: "outcomes"; readonly answers: readonly ScheduleAnswer[] }
+  | { readonly kind: "outcome"; readonly id: number; readonly outcome: ScheduleOutcomeMessage }
   | { readonly kind: "hash"; readonly id: number; readonly index: number; readonly hash: string }
   | { readonly kind: "stats"; readonly id: number; readonly stats: ReplicaStats }
   /** The base64url signatures of a `sign` request's inputs, in order. */

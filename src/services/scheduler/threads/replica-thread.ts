@@ -1,7 +1,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { pino } from "pino";
 import { signJwsInput } from "../../../identity/jwt.ts";
-import type { FromThread, ScheduleAnswer, ScheduleAsk, ThreadData, ToThread } from "./messages.ts";
+import type { FromThread, ThreadData, ToThread } from "./messages.ts";
 import { unpackRecords } from "./record-batch.ts";
 import { Replica } from "./replica.ts";
 
@@ -24,44 +24,19 @@ const replica = new Replica(
   (err) => post({ kind: "fatal", error: err.message }),
 );
 
-/**
- * Outcomes finished in this turn, answered in one message once the turn's
- * microtasks ran (the asks of one message finish in the same turn unless they
- * wait for records).
- */
-let answers: ScheduleAnswer[] = [];
-let transfers: ArrayBuffer[] = [];
-const answer = (a: ScheduleAnswer, transfer: readonly ArrayBuffer[] = []) => {
-  if (answers.length === 0)
-    queueMicrotask(() => {
-      const message: FromThread = { kind: "outcomes", answers };
-      const list = transfers;
-      answers = [];
-      transfers = [];
-      post(message, list);
-    });
-  answers.push(a);
-  transfers.push(...transfer);
-};
-const schedule = (asks: readonly ScheduleAsk[]) => {
-  for (const { id, request } of asks)
-    replica.schedule(request).then(
-      ({ message: outcome, transfer }) => answer({ id, outcome }, transfer),
-      (err: Error) => answer({ id, error: err.message }),
-    );
-};
-
 port.on("message", (message: ToThread) => {
   switch (message.kind) {
     case "records":
       replica.receive(unpackRecords(message), replica.log.isLive);
-      if (message.asks) schedule(message.asks);
       return;
     case "live":
       replica.log.goLive();
       return;
     case "schedule":
-      schedule(message.asks);
+      replica.schedule(message.request).then(
+        ({ message: outcome, transfer }) => post({ kind: "outcome", id: message.id, outcome }, transfer),
+        (err: Error) => post({ kind: "failed", id: message.id, error: err.message }),
+      );
       return;
     case "hash":
       replica.hash(message.minIndex).then(

@@ -6,7 +6,6 @@ import type { Store } from "../../../store/store.ts";
 import type {
   FromThread,
   ReplicaStats,
-  ScheduleAsk,
   ScheduleOutcomeMessage,
   ScheduleRequest,
   StartupFigures,
@@ -36,11 +35,8 @@ export interface ForwardingFigures {
   /** Records sent to replicas (each thread counted), live and while catching up. */
   readonly records: number;
   readonly bytes: number;
-  /** Messages posted with records (and the schedule asks of their turn). */
+  /** Messages posted with records. */
   readonly messages: number;
-  /** Schedule asks posted, and the messages without records that carried some. */
-  readonly asks: number;
-  readonly askMessages: number;
   /** Main-thread time spent in applied() and in packing and posting records (ms). */
   readonly ms: number;
 }
@@ -77,7 +73,7 @@ export class SchedulerThreads {
   /** start() resolved: from then on a lost thread is replaced. */
   private started = false;
   private flushing = false;
-  private readonly figures = { records: 0, bytes: 0, messages: 0, asks: 0, askMessages: 0, ms: 0 };
+  private readonly figures = { records: 0, bytes: 0, messages: 0, ms: 0 };
 
   /** Call applied() for every batch the store applies from now on, start() included. */
   constructor(private readonly options: SchedulerThreadsOptions) {}
@@ -129,28 +125,22 @@ export class SchedulerThreads {
       t.outbox.push(from === t.next ? records : records.slice(t.next - from));
       t.next = last + 1;
     }
-    this.flushSoon();
+    if (!this.flushing) {
+      this.flushing = true;
+      queueMicrotask(() => this.flush());
+    }
     this.figures.ms += performance.now() - t0;
   }
 
-  /**
-   * Computes one evaluation on the least busy thread; fails when no thread is
-   * ready (compute in process then). The ask leaves with the turn's records,
-   * in one message per thread per turn.
-   */
+  /** Computes one evaluation on the least busy thread; fails when no thread is ready (compute in process then). */
   schedule(request: ScheduleRequest): Promise<ScheduleOutcomeMessage> {
     const t = this.pick();
-    if (!t || t.state === "dead")
+    if (!t)
       return Promise.reject(
         new Error(this.closed ? "scheduler threads closed" : "no scheduler thread is ready"),
       );
     t.inFlight++;
-    const id = this.nextID++;
-    return new Promise<ScheduleOutcomeMessage>((resolve, reject) => {
-      t.pending.set(id, { resolve: resolve as (value: never) => void, reject });
-      t.asks.push({ id, request });
-      this.flushSoon();
-    }).finally(() => {
+    return this.ask<ScheduleOutcomeMessage>(t, (id) => ({ kind: "schedule", id, request })).finally(() => {
       t.inFlight--;
     });
   }
@@ -215,7 +205,6 @@ export class SchedulerThreads {
       iter: undefined,
       reading: Promise.resolve(),
       outbox: [],
-      asks: [],
       pending: new Map(),
       inFlight: 0,
       ready: new Promise<StartupFigures>((resolve, reject) => {
@@ -259,12 +248,8 @@ export class SchedulerThreads {
       case "failed":
         this.settle(t, m.id)?.reject(new Error(m.error));
         return;
-      case "outcomes":
-        for (const a of m.answers) {
-          const p = this.settle(t, a.id);
-          if ("error" in a) p?.reject(new Error(a.error));
-          else p?.resolve(a.outcome as never);
-        }
+      case "outcome":
+        this.settle(t, m.id)?.resolve(m.outcome as never);
         return;
       case "hash":
         this.settle(t, m.id)?.resolve({ index: m.index, hash: m.hash } as never);
@@ -311,48 +296,23 @@ export class SchedulerThreads {
     }
   }
 
-  /**
-   * Once per turn of the event loop, after its I/O callbacks (the applies of
-   * the turn's log commits, the workers' dequeues): a message wakes the
-   * thread, and on a loaded machine each wake-up costs the main thread far
-   * more than the clone (three times fewer messages than with a microtask).
-   */
-  private flushSoon(): void {
-    if (this.flushing) return;
-    this.flushing = true;
-    setImmediate(() => this.flush());
-  }
-
   private flush(): void {
     this.flushing = false;
     const t0 = performance.now();
     for (const t of this.threads) {
-      if (t.outbox.length === 0 && t.asks.length === 0) continue;
+      if (t.outbox.length === 0) continue;
       const batches = t.outbox.splice(0);
-      const asks = t.asks.splice(0);
-      if (t.state === "dead") continue;
-      this.figures.asks += asks.length;
-      if (t.state === "live" && batches.length > 0) this.postRecords(t, batches, asks);
-      else if (asks.length > 0) {
-        this.figures.askMessages++;
-        this.post(t, { kind: "schedule", asks });
-      }
+      if (t.state === "live") this.postRecords(t, batches);
     }
     this.figures.ms += performance.now() - t0;
   }
 
-  private postRecords(
-    t: Thread,
-    batches: readonly (readonly LogRecord[])[],
-    asks: readonly ScheduleAsk[] = [],
-  ): void {
+  private postRecords(t: Thread, batches: readonly (readonly LogRecord[])[]): void {
     const packed = packRecords(batches);
     this.figures.records += packed.count;
     this.figures.bytes += packed.buffer.byteLength;
     this.figures.messages++;
-    const message: ToThread =
-      asks.length > 0 ? { kind: "records", ...packed, asks } : { kind: "records", ...packed };
-    t.worker.postMessage(message, [packed.buffer]);
+    t.worker.postMessage({ kind: "records", ...packed } satisfies ToThread, [packed.buffer]);
   }
 
   private post(t: Thread, message: ToThread): void {
@@ -409,7 +369,6 @@ export class SchedulerThreads {
   private async retire(t: Thread, err: Error): Promise<void> {
     t.state = "dead";
     t.outbox.length = 0;
-    t.asks.length = 0;
     for (const p of t.pending.values()) p.reject(err);
     t.pending.clear();
     void t.iter?.return?.();
@@ -429,8 +388,6 @@ interface Thread {
   /** Catch-up requests, one at a time. */
   reading: Promise<void>;
   outbox: (readonly LogRecord[])[];
-  /** Schedule asks of this turn, posted with its records by flush(). */
-  readonly asks: ScheduleAsk[];
   readonly pending: Map<number, Pending>;
   inFlight: number;
   readonly ready: Promise<StartupFigures>;

@@ -175,29 +175,6 @@ describe.each([1, 2])("scheduler threads (%i workers)", (workers) => {
     }
   });
 
-  it("sends the evaluations asked for in one turn in one message per thread, each answered as its own", async () => {
-    const main = await mainStore();
-    await main.addNodes(20);
-    const ids: string[] = [];
-    for (let i = 0; i < 6; i++) ids.push(await main.registerJob(`turn-${i}`, 2 + i));
-    const threads = await threadsFor(main, workers);
-    const index = main.store.appliedIndex;
-    const before = threads.forwarding;
-    const nowMs = Date.now();
-    const outcomes = await Promise.all(
-      ids.map((id) =>
-        threads.schedule({ evaluation: main.tables.evals.get(id)!, minIndex: index, nowMs, attempt: 0 }),
-      ),
-    );
-    expect(outcomes.map((o) => o.evalID)).toEqual(ids);
-    expect(outcomes.map((o) => Object.values(o.placed).flat().length)).toEqual([2, 3, 4, 5, 6, 7]);
-    const after = threads.forwarding;
-    expect(after.asks - before.asks).toBe(6);
-    // Nothing was applied meanwhile: the asks left without records, one message per thread.
-    expect(after.messages).toBe(before.messages);
-    expect(after.askMessages - before.askMessages).toBe(workers);
-  });
-
   it("waits for the index it is asked to compute at", async () => {
     const main = await mainStore();
     await main.addNodes(5);
