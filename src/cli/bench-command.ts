@@ -15,6 +15,7 @@ import type { HistoryBenchFigures } from "../bench/history-bench.ts";
 import { benchIdentity } from "../bench/identity-bench.ts";
 import { benchKafkaLog } from "../bench/kafka-log-bench.ts";
 import { benchLogOpen, DEFAULT_LOG_OPEN_SIZES_MB } from "../bench/log-open-bench.ts";
+import { benchPipeline, type PipelineBenchOptions } from "../bench/pipeline-bench.ts";
 import { benchPorts } from "../bench/ports-bench.ts";
 import { benchPreferences, flatPreferencesFigures } from "../bench/preferences-bench.ts";
 import { benchRegistration, type RegistrationBenchOptions } from "../bench/registration-bench.ts";
@@ -28,6 +29,8 @@ const USAGE = `Usage: chronomad bench [--json] [--eval-delete | --all]
        chronomad bench --ports [--json]
        chronomad bench --registration [--vs URL] [--jobs N] [--concurrency C]
                        [--warmup N] [--fsync always|never] [--pause-broker] [--json]
+       chronomad bench --pipeline [--jobs N] [--nodes N] [--workers W]
+                       [--fsync always|never] [--json]
        chronomad bench --preferences [--json]
        chronomad bench --log-open [--log-sizes MB,MB,...] [--json]
        chronomad bench --history-read [--transitions N] [--json]
@@ -64,6 +67,19 @@ pending. It uses only Nomad's API, so it measures any Nomad-API server.
   --fsync MODE    the in-process chronomad's --fsync (default always)
   --pause-broker  register with the eval broker paused (the write path
                   alone; evaluations are not waited for)
+
+The evaluation pipeline alone (--pipeline): N batch jobs (default 2,000)
+registered with the eval broker paused, then the broker resumed and the
+drain timed (dequeue, compute on the scheduler threads, append, apply,
+ack): evaluations/s, the server's CPU per evaluation (every thread), and
+the appends and records per evaluation. Without nodes (the default) each
+evaluation ends complete with a blocked follow-up.
+
+  --jobs N        jobs to register (default 2000)
+  --nodes N       ready nodes first (default 0); each job then places 10
+                  allocations, and placements/s and refused plans are reported
+  --workers W     scheduler workers (default 4)
+  --fsync MODE    the in-process chronomad's --fsync (default always)
 
 The history benchmark alone (--history-read): N allocation transitions
 (default 2,000,000) over 20,000 allocations written straight to a file log,
@@ -148,6 +164,12 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
   if (parsed.ports) {
     progress("ports: 10,000 allocations on 5,000 networked nodes, without then with ports");
     figures.ports = await benchPorts();
+    return report(figures, json, out, false);
+  }
+  if (parsed.pipeline) {
+    const { jobs = 2_000, nodes = 0 } = parsed.pipeline;
+    progress(`evaluation pipeline: ${jobs.toLocaleString("en")} evaluations drained, ${nodes} nodes`);
+    figures.pipeline = await benchPipeline({ ...parsed.pipeline, jobs, nodes });
     return report(figures, json, out, false);
   }
   if (registration) {
@@ -235,6 +257,8 @@ interface BenchArgs {
   readonly evalDelete: boolean;
   /** Set when only the registration benchmark runs. */
   readonly registration: RegistrationBenchOptions | undefined;
+  /** Set when only the evaluation pipeline benchmark runs. */
+  readonly pipeline: PipelineBenchOptions | undefined;
   /** Set when only the placement preferences benchmark runs. */
   readonly preferences: boolean;
   /** Only the ports benchmark. */
@@ -260,8 +284,18 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
     "--log-open",
     "--history-read",
     "--csi",
+    "--pipeline",
   ];
-  const valued = ["--vs", "--jobs", "--concurrency", "--warmup", "--fsync", "--transitions"];
+  const valued = [
+    "--vs",
+    "--jobs",
+    "--concurrency",
+    "--warmup",
+    "--fsync",
+    "--transitions",
+    "--nodes",
+    "--workers",
+  ];
   const seen = new Set<string>();
   const values = new Map<string, string>();
   let logSizes: string | undefined;
@@ -300,17 +334,31 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
   const transitions = count("--transitions", 20_000);
   if (Number.isNaN(transitions)) return "--transitions takes a count of 20,000 or more";
   if (transitions !== undefined && !seen.has("--history-read")) return "--transitions is for --history-read";
-  const registrationArgs = ["--pause-broker", ...valued.filter((v) => v !== "--transitions")].filter(
-    (a) => seen.has(a) || values.has(a),
-  );
+  const given = (a: string) => seen.has(a) || values.has(a);
+  const pipelineOnly = seen.has("--pipeline");
+  if (pipelineOnly && registrationOnly)
+    return "--pipeline and --registration (or --vs) are separate benchmarks";
+  const nodes = count("--nodes", 0);
+  const workers = count("--workers", 1);
+  if (Number.isNaN(nodes)) return "--nodes takes a count (0 or more)";
+  if (Number.isNaN(workers)) return "--workers takes a positive integer";
+  const pipelineArgs = ["--nodes", "--workers"].filter(given);
+  if (!pipelineOnly && pipelineArgs.length > 0) return `${pipelineArgs[0]} is for --pipeline`;
+  const registrationArgs = ["--pause-broker", "--vs", "--concurrency", "--warmup"].filter(given);
+  if (pipelineOnly && registrationArgs.length > 0)
+    return `${registrationArgs[0]} is for the registration benchmark (--registration or --vs)`;
   if (!registrationOnly && registrationArgs.length > 0)
     return `${registrationArgs[0]} is for the registration benchmark (--registration or --vs)`;
+  const shared = ["--jobs", "--fsync"].filter(given);
+  if (!registrationOnly && !pipelineOnly && shared.length > 0)
+    return `${shared[0]} is for the registration benchmark (--registration or --vs) or --pipeline`;
   return {
     json: seen.has("--json"),
     evalDelete: seen.has("--eval-delete") || seen.has("--all"),
     registration: registrationOnly
       ? { url, jobs, concurrency, warmup, fsync, pauseBroker: seen.has("--pause-broker") }
       : undefined,
+    pipeline: pipelineOnly ? { jobs, nodes, workers, fsync } : undefined,
     preferences: seen.has("--preferences") && !registrationOnly,
     ports: seen.has("--ports"),
     csi: seen.has("--csi"),
