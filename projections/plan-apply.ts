@@ -401,7 +401,9 @@ function checkNode(
     replaced.set(a.ID, tg ? groupAllocation(tg).usage : allocUsage(a));
   }
   const used: Usage = { cpu: 0, memoryMB: 0, diskMB: 0 };
-  for (const a of t.allocs.by("node", nodeID)) {
+  // Read once for both checks: each lookup sorts the node's allocation keys.
+  const onNode = t.allocs.by("node", nodeID);
+  for (const a of onNode) {
     if (isTerminalAlloc(a) || leaving.has(a.ID)) continue;
     addUsage(used, replaced.get(a.ID) ?? allocUsage(a));
   }
@@ -413,7 +415,7 @@ function checkNode(
   }
   const dimension = exhaustedDimension(nodeCapacity(node), used);
   if (dimension) return `resources exhausted: ${dimension}`;
-  const ports = placementPortCollision(node, t.allocs.by("node", nodeID), leaving, p.placed, p.placements);
+  const ports = placementPortCollision(node, onNode, leaving, p.placed, p.placements);
   return ports ?? csiWriterConflict(t, p, job, leaving);
 }
 

@@ -327,9 +327,11 @@ export interface ClientAllocUpdate {
 }
 
 /**
- * Node.UpdateAlloc, coalesced: every client update that arrived in one 50 ms
- * window. Refused at apply if any reporting node has become down or
- * disconnected (the batcher then retries without that node's updates).
+ * Node.UpdateAlloc, coalesced: client updates that arrived in one 50 ms
+ * window, at most 64 allocations a record (a busier window is several
+ * records, one call's updates never split). Refused at apply if any
+ * reporting node has become down or disconnected (the batcher then retries
+ * without that node's updates).
  */
 export interface AllocClientUpdated {
   readonly Allocs: readonly ClientAllocUpdate[];

@@ -497,16 +497,28 @@ export class HistoryFile {
 /** [key, prevOffset, prevLength, index, count] */
 type ChunkHead = [string, number, number, number, number];
 
-/** One chunk: its header, its head, its entries. */
-function encodeChunk(head: ChunkHead, entries: readonly HistoryEntry[]): Buffer {
-  const headBytes = encodeHead(head);
+/**
+ * One chunk: its header, its head, its entries. Written straight into the
+ * one buffer it needs (one per audited change of a burst): no head or key
+ * buffer of its own to allocate and copy.
+ */
+function encodeChunk(
+  [key, prevOffset, prevLength, index, count]: ChunkHead,
+  entries: readonly HistoryEntry[],
+): Buffer {
   const body = packPlain(entries);
-  const chunk = Buffer.allocUnsafe(CHUNK_HEADER_SIZE + headBytes.length + body.length);
-  chunk.set(headBytes, CHUNK_HEADER_SIZE);
-  chunk.set(body, CHUNK_HEADER_SIZE + headBytes.length);
-  chunk.writeUInt32LE(headBytes.length + body.length, 0);
+  const headLength = HEAD_FIXED + Buffer.byteLength(key, "utf8");
+  const chunk = Buffer.allocUnsafe(CHUNK_HEADER_SIZE + headLength + body.length);
+  const h = CHUNK_HEADER_SIZE;
+  chunk.writeDoubleLE(prevOffset, h);
+  chunk.writeUInt32LE(prevLength, h + 8);
+  chunk.writeDoubleLE(index, h + 12);
+  chunk.writeUInt32LE(count, h + 20);
+  chunk.write(key, h + HEAD_FIXED, "utf8");
+  chunk.set(body, h + headLength);
+  chunk.writeUInt32LE(headLength + body.length, 0);
   chunk.writeUInt32LE(frameChecksum(chunk, CHUNK_HEADER_SIZE), 4);
-  chunk.writeUInt32LE(headBytes.length, 8);
+  chunk.writeUInt32LE(headLength, 8);
   return chunk;
 }
 
@@ -515,24 +527,13 @@ function writeAll(fd: number, bytes: Buffer): void {
   while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
 }
 
-/** Fixed fields of a head, before its key. */
-const HEAD_FIXED = 24;
-
 /**
- * A head in fixed binary fields (prevOffset f64, prevLength u32, index f64,
- * count u32, then the key in UTF-8): every read and scan decodes one per
- * chunk, and this costs next to nothing next to a msgpack decode.
+ * Fixed fields of a head, before its key. A head is fixed binary fields
+ * (prevOffset f64, prevLength u32, index f64, count u32, then the key in
+ * UTF-8): every read and scan decodes one per chunk, and this costs next to
+ * nothing next to a msgpack decode.
  */
-function encodeHead([key, prevOffset, prevLength, index, count]: ChunkHead): Buffer {
-  const keyBytes = Buffer.from(key, "utf8");
-  const head = Buffer.allocUnsafe(HEAD_FIXED + keyBytes.length);
-  head.writeDoubleLE(prevOffset, 0);
-  head.writeUInt32LE(prevLength, 8);
-  head.writeDoubleLE(index, 12);
-  head.writeUInt32LE(count, 20);
-  keyBytes.copy(head, HEAD_FIXED);
-  return head;
-}
+const HEAD_FIXED = 24;
 
 function decodeHead(bytes: Buffer, start: number, end: number): ChunkHead {
   if (end - start < HEAD_FIXED || end > bytes.length)

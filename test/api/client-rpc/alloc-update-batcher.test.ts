@@ -2,12 +2,14 @@ import { describe, expect, it } from "vitest";
 import { ApiError } from "../../../src/api/api-error.ts";
 import { AllocUpdateBatcher } from "../../../src/api/client-rpc/alloc-update-batcher.ts";
 import type { ApiContext } from "../../../src/api/context.ts";
+import { unpackPlain } from "../../../src/codec/envelope-codec.ts";
+import type { MemoryLog } from "../../../src/log/memory-log.ts";
 import { VirtualClock } from "../../../src/util/clock.ts";
 import type { ClientAllocUpdate } from "../../../streams/allocs.ts";
 import { newEvaluation } from "../../../streams/evals.ts";
 import { alloc, memoryStore, placed, registered, statusChange } from "../../projections/memory-store.ts";
 
-async function setup(nodes: string[]) {
+async function setup(nodes: string[], maxPerRecord?: number) {
   const m = await memoryStore();
   for (const id of nodes) {
     await m.write(registered(id), statusChange(id, "initializing", "ready"));
@@ -21,7 +23,7 @@ async function setup(nodes: string[]) {
     clock,
     config: { serverName: "s1" },
   } as unknown as ApiContext;
-  return { ...m, clock, batcher: new AllocUpdateBatcher(ctx) };
+  return { ...m, clock, batcher: new AllocUpdateBatcher(ctx, undefined, maxPerRecord) };
 }
 
 const update = (
@@ -48,6 +50,18 @@ const evaluation = (id: string, job: string) =>
     JobID: job,
     CreateTime: 1,
   });
+
+/** The type and allocation update IDs of each record after `from`. */
+async function recordsAfter(log: MemoryLog, from: number) {
+  const out: { index: number; type: string; ids: string[] }[] = [];
+  for await (const batch of log.read(from + 1)) {
+    for (const r of batch) {
+      const env = unpackPlain(r.bytes) as { type: string; data: { Allocs?: { ID: string }[] } };
+      out.push({ index: r.index, type: env.type, ids: (env.data.Allocs ?? []).map((a) => a.ID) });
+    }
+  }
+  return out;
+}
 
 /** Lets pending promise callbacks and the store's apply run. */
 const tick = () => new Promise((r) => setTimeout(r, 5));
@@ -155,5 +169,63 @@ describe("AllocUpdateBatcher", () => {
     await batcher.close();
     await call;
     expect(tables.allocs.get("n1-a")!.ClientStatus).toBe("running");
+  });
+
+  it("splits a window into records of at most maxPerRecord updates, never splitting a call, in one append", async () => {
+    const { batcher, clock, log, tables, write } = await setup(["n1", "n2", "n3", "n4"], 3);
+    await write(placed(alloc("n3-c", "n3"), alloc("n3-d", "n3")));
+    const before = log.lastIndex();
+    const reports: [string, string[]][] = [
+      ["n1", ["n1-a"]],
+      ["n2", ["n2-a", "n2-b"]],
+      // More than a record may carry: a record of its own, whole.
+      ["n3", ["n3-a", "n3-b", "n3-c", "n3-d"]],
+      ["n4", ["n4-a"]],
+    ];
+    const calls = reports.map(([n, ids]) =>
+      batcher.submit({ nodeID: n, updates: ids.map((id) => update(id, n)), reconnected: [], evals: [] }),
+    );
+    clock.advance(50);
+    const indexes = await Promise.all(calls);
+    const records = await recordsAfter(log, before);
+    expect(records.map((r) => [r.type, r.ids])).toEqual([
+      ["AllocClientUpdated", ["n1-a", "n2-a", "n2-b"]],
+      ["AllocClientUpdated", ["n3-a", "n3-b", "n3-c", "n3-d"]],
+      ["AllocClientUpdated", ["n4-a"]],
+    ]);
+    expect(new Set(indexes)).toEqual(new Set([before + 3]));
+    expect(batcher.windows).toBe(1);
+    for (const [n, ids] of reports) {
+      for (const id of ids) expect(tables.allocs.get(id)!.ClientStatus).toBe("running");
+      const record = records.find((r) => r.ids.includes(ids[0]!))!;
+      expect(tables.nodes.get(n)!.LastAllocUpdateIndex).toBe(record.index);
+    }
+  });
+
+  it("answers the callers of the records that applied when another record of the window is refused", async () => {
+    const { batcher, clock, log, tables, write } = await setup(["n1", "n2"], 1);
+    const fromN1 = batcher.submit({
+      nodeID: "n1",
+      updates: [update("n1-a", "n1")],
+      reconnected: [],
+      evals: [],
+    });
+    const fromN2 = batcher.submit({
+      nodeID: "n2",
+      updates: [update("n2-a", "n2")],
+      reconnected: [],
+      evals: [],
+    });
+    await write(statusChange("n1", "ready", "down"));
+    const before = log.lastIndex();
+    clock.advance(50);
+    const refused = await fromN1.catch((err: unknown) => err);
+    expect((refused as ApiError).status).toBe(409);
+    // n2's record applied in the same append: no second write.
+    expect(await fromN2).toBe(before + 2);
+    expect(log.lastIndex()).toBe(before + 2);
+    expect(batcher.windows).toBe(1);
+    expect(tables.allocs.get("n2-a")!.ClientStatus).toBe("running");
+    expect(tables.allocs.get("n1-a")!.ClientStatus).toBe("pending");
   });
 });
