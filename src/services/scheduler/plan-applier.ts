@@ -9,15 +9,8 @@ import type { Draft, Written } from "../../store/writer.ts";
 import type { Plan } from "./plan.ts";
 import { preemptionFields } from "./preemption-records.ts";
 
-/**
- * Placements per plan record. A record is applied in one step between the
- * store's slices, at 40–100 µs a placement (each with its audit entry): at
- * 1,000 a record held the event loop for 75–164 ms during a placement burst
- * (the load benchmark's profile), at 64 for a few milliseconds, as the
- * client-update records of at most 64 updates do. It also keeps a record
- * far under Kafka's default message limit of a megabyte.
- */
-export const PLACEMENTS_PER_RECORD = 64;
+/** Placements per plan record: keeps a record well under a megabyte (Kafka's default message limit). */
+export const PLACEMENTS_PER_RECORD = 1_000;
 
 export interface PlanResult {
   /** Every record applied and nothing was refused: Nomad's FullCommit. */

@@ -5,7 +5,7 @@ import { isEncoded, type Writable, type Written } from "../../store/writer.ts";
 /** Most records one append carries. */
 export const MAX_RECORDS_PER_APPEND = 256;
 /**
- * Most allocations one append changes (a plan record places up to 64).
+ * Most allocations one append changes (a plan record places up to 1,000).
  * Applying a batch runs without a break on the event loop: batching must
  * not turn several large plans into one long apply. A submission larger
  * than this still goes, alone.
