@@ -401,9 +401,8 @@ function checkNode(
     replaced.set(a.ID, tg ? groupAllocation(tg).usage : allocUsage(a));
   }
   const used: Usage = { cpu: 0, memoryMB: 0, diskMB: 0 };
-  // Read once for both checks: each lookup sorts the node's allocation keys.
-  const onNode = t.allocs.by("node", nodeID);
-  for (const a of onNode) {
+  // A sum: any order gives it.
+  for (const a of t.allocs.eachBy("node", nodeID)) {
     if (isTerminalAlloc(a) || leaving.has(a.ID)) continue;
     addUsage(used, replaced.get(a.ID) ?? allocUsage(a));
   }
@@ -415,6 +414,10 @@ function checkNode(
   }
   const dimension = exhaustedDimension(nodeCapacity(node), used);
   if (dimension) return `resources exhausted: ${dimension}`;
+  // Which collision is reported depends on the order, which must be the
+  // same live and after a snapshot restore: key order, read only when the
+  // plan places something with ports here.
+  const onNode = { [Symbol.iterator]: () => t.allocs.by("node", nodeID)[Symbol.iterator]() };
   const ports = placementPortCollision(node, onNode, leaving, p.placed, p.placements);
   return ports ?? csiWriterConflict(t, p, job, leaving);
 }

@@ -44,6 +44,18 @@ describe("Table", () => {
     expect(() => t.by("nope", "x")).toThrow(/no index nope/);
   });
 
+  it("gives the rows of an index value unsorted with eachBy: the same rows as by, current versions", () => {
+    const t = table();
+    for (const id of ["c3", "a1", "b2"]) t.put(row(id, "n1", 1), 1);
+    t.put(row("z9", "n2", 2), 2);
+    t.put({ ...row("a1", "n1", 1), ModifyIndex: 3 }, 3);
+    const unsorted = [...t.eachBy("node", "n1")];
+    expect(unsorted.map((r) => r.ID).sort()).toEqual(t.by("node", "n1").map((r) => r.ID));
+    expect(unsorted.find((r) => r.ID === "a1")?.ModifyIndex).toBe(3);
+    expect([...t.eachBy("node", "n3")]).toEqual([]);
+    expect(() => [...t.eachBy("nope", "x")]).toThrow(/no index nope/);
+  });
+
   it("refiles an updated row only under the index values that changed", () => {
     const t = table();
     t.put(row("a1", "n1", 1, ["x", "y"]), 1);

@@ -9,7 +9,16 @@ import type { Draft, Written } from "../../store/writer.ts";
 import type { Plan } from "./plan.ts";
 import { preemptionFields } from "./preemption-records.ts";
 
-/** Placements per plan record: keeps a record well under a megabyte (Kafka's default message limit). */
+/**
+ * Placements per plan record: keeps a record well under a megabyte (Kafka's
+ * default message limit). Smaller records would hold the event loop for
+ * less at a time (a record of 1,000 applies in one step, 75–164 ms in a
+ * placement burst), but each record's node check sums the allocations
+ * already on its nodes, those of the plan's earlier records included: a
+ * plan of 10,000 on 1,000 nodes applied in 0.57–0.70 s as records of 1,000,
+ * 0.91–0.99 s as records of 256 and 0.94–1.39 s as records of 64. Smaller
+ * records want per-node usage kept as allocations change, not summed.
+ */
 export const PLACEMENTS_PER_RECORD = 1_000;
 
 export interface PlanResult {
