@@ -22,7 +22,6 @@ import {
 import { childJobPath } from "./child-job-path.ts";
 import type { ApiContext } from "./context.ts";
 import { encodeLargeListsInSlices } from "./large-lists.ts";
-import { lazyChildLogger } from "./lazy-request-logger.ts";
 import { EventLoopLag, shedLoadWhenLagging } from "./load-shedding.ts";
 import { aclAuthMethodsPlugin } from "./plugins/acl-auth-methods.ts";
 import { aclBindingRulesPlugin } from "./plugins/acl-binding-rules.ts";
@@ -150,7 +149,6 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
     // pino's Logger is a FastifyBaseLogger; the cast keeps fastify's default generics.
     loggerInstance: httpLog as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    childLoggerFactory: lazyChildLogger,
     bodyLimit: DEFAULT_BODY_LIMIT,
     rewriteUrl: (req) => childJobPath(req.url ?? "/"),
     schemaErrorFormatter: (errors, dataVar) => {

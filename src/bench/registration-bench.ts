@@ -204,11 +204,7 @@ function inClientProcess(run: RegistrationRun): Promise<RegistrationResult> {
 /** The wall-clock time at which no evaluation of the jobs whose IDs match `^pattern` was pending any more. */
 async function evalsProcessed(url: string, pattern: string, timeoutMs: number): Promise<number> {
   const filter = `Status == "pending" and JobID matches "^${pattern}"`;
-  // Newest first: the evaluations still pending are the last ones made, so
-  // while any is left a poll reads a few rows, not the whole table from its
-  // oldest (all of it every 20 ms was itself a load on the server under
-  // test). Only the last poll, which finds none, walks every row.
-  const query = `/v1/evaluations?per_page=1&reverse=true&filter=${encodeURIComponent(filter)}`;
+  const query = `/v1/evaluations?per_page=1&filter=${encodeURIComponent(filter)}`;
   const deadline = wallClockMs() + timeoutMs;
   for (;;) {
     const asked = wallClockMs();

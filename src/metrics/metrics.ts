@@ -5,8 +5,8 @@ import {
   type MetricObjectWithValues,
   type MetricValue,
   Registry,
+  Summary,
 } from "prom-client";
-import { WindowedSummary } from "./windowed-summary.ts";
 
 export type Labels = Readonly<Record<string, string>>;
 
@@ -27,7 +27,7 @@ interface Family {
   readonly name: string;
   readonly kind: Kind;
   readonly labelNames: readonly string[];
-  readonly metric: Counter | Gauge | WindowedSummary;
+  readonly metric: Counter | Gauge | Summary;
   /** Counters and samples: count, min, max and deviation per label set, which Prometheus does not carry. */
   readonly aggregates: Map<string, Aggregate>;
   /** Gauges: how to read each label set's value when scraped. */
@@ -40,14 +40,12 @@ interface Family {
 const INTERVAL_SECONDS = 10;
 
 /** Nomad's Prometheus summaries (go-metrics' prometheus sink): these quantiles over a 10 s window. */
-const SUMMARY = { percentiles: [0.5, 0.9, 0.99], maxAgeSeconds: 10 };
+const SUMMARY = { percentiles: [0.5, 0.9, 0.99], maxAgeSeconds: 10, ageBuckets: 2 };
 
 const promName = (name: string) => name.replace(/[^a-zA-Z0-9_:]/g, "_").replace(/^([0-9])/, "_$1");
 const labelKey = (labels: Labels) => {
   const keys = Object.keys(labels);
   if (keys.length === 0) return "";
-  // Most series have one label (a request's method): no sort, no array.
-  if (keys.length === 1) return `${keys[0]}=${labels[keys[0]!]}`;
   return keys
     .sort()
     .map((k) => `${k}=${labels[k]}`)
@@ -90,22 +88,21 @@ export class Metrics {
   private readonly byPromName = new Map<string, Family>();
 
   incr(name: string, by = 1, labels: Labels = {}, help?: string): void {
-    const f = this.family(name, "counter", labels, help);
+    const f = this.family(name, "counter", Object.keys(labels), help);
     (f.metric as Counter).inc(labels, by);
     record(f.aggregates, labels, by);
   }
 
   /** Records a duration in milliseconds (or any measured value). */
   sample(name: string, value: number, labels: Labels = {}, help?: string): void {
-    const f = this.family(name, "sample", labels, help);
-    const key = labelKey(labels);
-    (f.metric as WindowedSummary).observe(key, labels, value);
-    record(f.aggregates, labels, value, key);
+    const f = this.family(name, "sample", Object.keys(labels), help);
+    (f.metric as Summary).observe(labels, value);
+    record(f.aggregates, labels, value);
   }
 
   /** A gauge read when scraped; a read that throws leaves the series out of that scrape. */
   gauge(name: string, read: () => number, labels: Labels = {}, help?: string): void {
-    const f = this.family(name, "gauge", labels, help);
+    const f = this.family(name, "gauge", Object.keys(labels), help);
     f.readers.set(labelKey(labels), { labels, read });
   }
 
@@ -169,14 +166,12 @@ export class Metrics {
     return summary;
   }
 
-  /** `labels`: the label names, or a label set whose names they are (read only when the family is new). */
-  private family(name: string, kind: Kind, labels: readonly string[] | Labels, help?: string): Family {
+  private family(name: string, kind: Kind, labelNames: readonly string[], help?: string): Family {
     const existing = this.families.get(name);
     if (existing) {
       if (existing.kind !== kind) throw new Error(`metric ${name} is a ${existing.kind}, not a ${kind}`);
       return existing;
     }
-    const labelNames = Array.isArray(labels) ? (labels as readonly string[]) : Object.keys(labels);
     const config = {
       name: promName(name),
       help: help ?? name,
@@ -193,10 +188,7 @@ export class Metrics {
         kind === "counter"
           ? new Counter(config)
           : kind === "sample"
-            ? registered(
-                this.registry,
-                new WindowedSummary({ name: config.name, help: config.help, ...SUMMARY }),
-              )
+            ? new Summary({ ...config, ...SUMMARY })
             : new Gauge({
                 ...config,
                 // `this` is the gauge being scraped; the family is in scope.
@@ -224,12 +216,6 @@ export class Metrics {
     this.byPromName.set(config.name, family);
     return family;
   }
-}
-
-function registered(registry: Registry, summary: WindowedSummary): WindowedSummary {
-  // It has what the registry reads of a metric (name, help, type, get()), not prom-client's class.
-  registry.registerMetric(summary as unknown as Metric);
-  return summary;
 }
 
 /** go-metrics' Timestamp: the interval's start, rounded to the second, as Go prints a UTC time. */
@@ -294,7 +280,8 @@ function sampled(name: string, a: Aggregate, labels: Labels): SampledValue {
   };
 }
 
-function record(map: Map<string, Aggregate>, labels: Labels, v: number, key = labelKey(labels)): void {
+function record(map: Map<string, Aggregate>, labels: Labels, v: number): void {
+  const key = labelKey(labels);
   let a = map.get(key);
   if (!a) {
     a = { count: 0, sum: 0, min: v, max: v, mean: 0, m2: 0 };

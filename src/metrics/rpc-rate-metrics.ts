@@ -70,26 +70,12 @@ export function measureRpcRate(
   request: { readonly method: string; readonly url: string; readonly ip: string },
   identity: AuthenticatedIdentity | undefined,
 ): void {
-  const name = rpcMetricName(request.method, request.url);
-  if (name === null) return;
+  const endpoint = rpcEndpoint(request.url);
+  if (!endpoint) return;
+  const name = `nomad.rpc.${endpoint}.${rpcOperation(request.method, request.url)}`;
   if (!options.aclEnabled || options.disableLabels || !identity) {
     metrics.incr(name);
     return;
   }
   metrics.incr(name, 1, { identity: identity.label || request.ip });
-}
-
-/** Per method and route pattern (a few hundred at most): the metric's name, or null for no RPC. */
-const names = new Map<string, string | null>();
-
-/** `nomad.rpc.<endpoint>.<op>` for a route, worked out once per route rather than per request. */
-function rpcMetricName(method: string, url: string): string | null {
-  const key = `${method} ${url}`;
-  let name = names.get(key);
-  if (name === undefined) {
-    const endpoint = rpcEndpoint(url);
-    name = endpoint ? `nomad.rpc.${endpoint}.${rpcOperation(method, url)}` : null;
-    names.set(key, name);
-  }
-  return name;
 }

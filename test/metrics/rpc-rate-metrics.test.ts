@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { Metrics } from "../../src/metrics/metrics.ts";
-import { measureRpcRate, rpcEndpoint, rpcOperation } from "../../src/metrics/rpc-rate-metrics.ts";
+import { rpcEndpoint, rpcOperation } from "../../src/metrics/rpc-rate-metrics.ts";
 import { startAclServer } from "../acl/acl-fixtures.ts";
 import { startTestServer, type TestServer } from "../server-harness.ts";
 
@@ -21,18 +20,6 @@ describe("RPC rate metrics", () => {
     expect(rpcOperation("GET", "/v1/job/:id/allocations")).toBe("list");
     expect(rpcOperation("GET", "/v1/job/:id")).toBe("read");
     expect(rpcOperation("PUT", "/v1/jobs")).toBe("write");
-  });
-
-  it("counts each method of one route under its own operation, and routes that are no RPC not at all", async () => {
-    const m = new Metrics();
-    const options = { aclEnabled: false, disableLabels: false };
-    for (const method of ["GET", "PUT", "GET", "DELETE"])
-      measureRpcRate(m, options, { method, url: "/v1/job/:id", ip: "127.0.0.1" }, undefined);
-    measureRpcRate(m, options, { method: "GET", url: "/v1/metrics", ip: "127.0.0.1" }, undefined);
-    const text = await m.toPrometheus();
-    expect(text).toMatch(/^nomad_rpc_job_read 2$/m);
-    expect(text).toMatch(/^nomad_rpc_job_write 2$/m);
-    expect(text).not.toMatch(/metrics/);
   });
 
   it("labels each count with the caller's identity when ACLs are on", async () => {
