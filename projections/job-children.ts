@@ -157,9 +157,9 @@ export function recordLaunch(
 
 /**
  * A periodic launch, checked again at apply: the parent must still be an
- * active periodic job, the launch after its last one, and the child new.
- * Two leaders (or a leader restarted) launching the same tick write two
- * records; the second is refused here and changes nothing.
+ * active periodic job, the launch after its last one, and (for a scheduled
+ * tick) the child new. Two leaders (or a leader restarted) launching the
+ * same tick write two records; the second is refused here and changes nothing.
  */
 export function applyPeriodicLaunch(
   ctx: ApplyContext,
@@ -185,7 +185,10 @@ export function applyPeriodicLaunch(
       `periodic launch at ${new Date(data.LaunchTime).toISOString()} is not after the last launch at ${new Date(last.Launch).toISOString()}`,
     );
   }
-  if (t.jobs.has(jobKey(data.Namespace, data.ChildID))) {
+  // A forced launch in the same second as an earlier launch derives the same
+  // child ID; Nomad's ForceEval registers it again (an upsert with a new
+  // evaluation), so only a scheduled tick is refused for an existing child.
+  if (!data.Forced && t.jobs.has(jobKey(data.Namespace, data.ChildID))) {
     return ctx.reject(409, `job ${JSON.stringify(data.ChildID)} already exists`);
   }
   registerChild(ctx, event, {

@@ -109,6 +109,32 @@ describe("periodic launches and dispatches at apply", () => {
     expect(orphan).toMatchObject({ status: "rejected", code: 404 });
   });
 
+  it("registers the child again when a forced launch falls in the second of a tick (Nomad's ForceEval upserts)", async () => {
+    const { write, tables } = await world();
+    const job = spec(periodicJob("report"));
+    await write(register(job));
+    const tick = tables.periodicLaunches.get("default\u0000report")!.Launch + 60_000;
+    await write(launch(job, tick, "e1"));
+    const childKey = `default\u0000report/periodic-${tick / 1000}`;
+    const created = tables.jobs.get(childKey)!;
+
+    const data = periodicLaunch(job, tick + 400, tick + 400, "e-forced", true);
+    expect(data.ChildID).toBe(created.ID);
+    const [outcome] = await write({ type: "PeriodicJobLaunched", v: 1, data });
+    expect(outcome!.status).toBe("applied");
+    expect(tables.jobs.get(childKey)).toMatchObject({ CreateIndex: created.CreateIndex });
+    expect(tables.evals.get("e-forced")).toMatchObject({ JobID: created.ID, TriggeredBy: "periodic-job" });
+    expect(tables.periodicLaunches.get("default\u0000report")!.Launch).toBe(tick + 400);
+    expect(tables.jobSummaries.get("default\u0000report")!.Children).toEqual({
+      Pending: 1,
+      Running: 0,
+      Dead: 0,
+    });
+    // A scheduled tick in that second is still refused: it is the two-leaders case.
+    const [again] = await write(launch(job, tick + 700, "e2"));
+    expect(again).toMatchObject({ status: "rejected", code: 409 });
+  });
+
   it("refuses a launch of a stopped or disabled job, and a child ID that does not name the launch", async () => {
     const { write } = await world();
     const job = spec(periodicJob("report"));

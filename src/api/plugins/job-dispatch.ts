@@ -94,9 +94,6 @@ export const jobDispatchPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx
         throw ApiError.conflict(`force launch for job "${id}" failed: the job last launched at or after now`);
       }
       const data = periodicLaunch(job, now, now, randomUUID(), true);
-      if (ctx.tables.jobs.has(jobKey(namespace, data.ChildID))) {
-        throw ApiError.conflict(`force launch for job "${id}" failed: job "${data.ChildID}" already exists`);
-      }
       const index = await commit(ctx, request.identity, [{ type: "PeriodicJobLaunched", v: 1, data }]);
       return answer(reply, { EvalID: data.Eval.ID, EvalCreateIndex: index, Index: index });
     },
