@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { filter, firstValueFrom, map, merge, type Observable, Subject, take } from "rxjs";
+import type { Observable, Subscription } from "rxjs";
 import {
   type CSIDetachRow,
   type CSIDetachStep,
@@ -59,10 +59,16 @@ export class DetachFailed extends Error {}
  * A failure or a timeout is retried with backoff up to the policy's
  * attempts, each a new request with its own ID; every one is in the
  * volume's history. Waiting is a subscription to the table's changes,
- * never a poll.
+ * never a poll: one for all calls, which hands a change only to the calls
+ * waiting on its row, so a change costs the same with one call or thousands
+ * in flight.
  */
 export class DetachCalls {
-  private readonly stopped$ = new Subject<void>();
+  /** Row key -> the calls waiting on it, each told of every change of the row. */
+  private readonly waiting = new Map<string, Set<(c: Change) => void>>();
+  private subscription: Subscription | undefined;
+  /** Told once the server stops leading: every wait and backoff sleep ends. */
+  private readonly onStop = new Set<() => void>();
   private readonly timers = new Set<Timer>();
   private readonly newID: () => string;
 
@@ -89,7 +95,10 @@ export class DetachCalls {
   stop(): void {
     for (const t of this.timers) this.deps.clock.clearTimeout(t);
     this.timers.clear();
-    this.stopped$.next();
+    for (const end of [...this.onStop]) end();
+    this.onStop.clear();
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
   }
 
   private async once(target: DetachTarget, attempt: number): Promise<CSIDetachStep> {
@@ -99,35 +108,19 @@ export class DetachCalls {
       Attempt: attempt,
       Deadline: this.deps.clock.now() + this.deps.policy.timeoutMs,
     };
-    // Subscribed before the append, so no answer can come between the two.
-    const answer = firstValueFrom(
-      merge(
-        this.deps.change$.pipe(
-          filter(
-            (c) =>
-              c.table === "csi_detach_requests" && c.key === csiDetachKey(target.Namespace, target.VolumeID),
-          ),
-          map((c) => {
-            // The row goes only with its volume: nobody will answer this call any more.
-            if (c.after === undefined)
-              throw new DetachFailed(`volume ${JSON.stringify(target.VolumeID)} was deregistered`);
-            return (c.after as CSIDetachRow).Detach;
-          }),
-          filter((d): d is CSIDetachStep => d?.RequestID === request.RequestID && d.Outcome !== "requested"),
-        ),
-        this.stopped$.pipe(
-          map(() => {
-            throw new DetachFailed("the unpublish stopped: this server no longer leads");
-          }),
-        ),
-      ).pipe(take(1)),
-    );
+    // Waiting before the append, so no answer can come between the two.
+    const wait = this.answerTo(csiDetachKey(target.Namespace, target.VolumeID), request, target.VolumeID);
     // An answer that never comes must not be an unhandled rejection if the append fails first.
-    answer.catch(() => undefined);
-    await this.deps.write([{ type: "CSIDetachRequested", v: 1, data: { Request: request } }]);
+    wait.answer.catch(() => undefined);
+    try {
+      await this.deps.write([{ type: "CSIDetachRequested", v: 1, data: { Request: request } }]);
+    } catch (err) {
+      wait.cancel();
+      throw err;
+    }
     const viaRpc = this.deps.nomadCall?.(request);
     if (viaRpc) void this.answerForAgent(request, viaRpc);
-    return answer;
+    return wait.answer;
   }
 
   /** A Nomad agent answered over its RPC session: the server records its answer as the ack. */
@@ -151,19 +144,67 @@ export class DetachCalls {
       .catch(() => undefined);
   }
 
+  /**
+   * Waits for the step that answers `request`: its row's ack or timeout. The
+   * answer rejects if the row goes or the server stops leading; `cancel`
+   * stops waiting (the request was never appended).
+   */
+  private answerTo(
+    key: string,
+    request: CSIDetachRequest,
+    volumeID: string,
+  ): { answer: Promise<CSIDetachStep>; cancel: () => void } {
+    let cancel = () => {};
+    const answer = new Promise<CSIDetachStep>((resolve, reject) => {
+      const done = () => {
+        const calls = this.waiting.get(key);
+        calls?.delete(onChange);
+        if (calls?.size === 0) this.waiting.delete(key);
+        this.onStop.delete(onStop);
+      };
+      const onChange = (c: Change) => {
+        // The row goes only with its volume: nobody will answer this call any more.
+        if (c.after === undefined) {
+          done();
+          return reject(new DetachFailed(`volume ${JSON.stringify(volumeID)} was deregistered`));
+        }
+        const step = (c.after as CSIDetachRow).Detach;
+        if (step?.RequestID !== request.RequestID || step.Outcome === "requested") return;
+        done();
+        resolve(step);
+      };
+      const onStop = () => {
+        done();
+        reject(new DetachFailed("the unpublish stopped: this server no longer leads"));
+      };
+      cancel = done;
+      this.subscription ??= this.deps.change$.subscribe((c) => {
+        if (c.table !== "csi_detach_requests") return;
+        const calls = this.waiting.get(c.key);
+        if (calls) for (const call of [...calls]) call(c);
+      });
+      const calls = this.waiting.get(key) ?? new Set();
+      this.waiting.set(key, calls);
+      calls.add(onChange);
+      this.onStop.add(onStop);
+    });
+    return { answer, cancel };
+  }
+
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve, reject) => {
-      const sub = this.stopped$.subscribe(() => {
+      const onStop = () => {
         this.deps.clock.clearTimeout(timer);
         this.timers.delete(timer);
         reject(new DetachFailed("the unpublish stopped: this server no longer leads"));
-      });
+      };
       const timer = this.deps.clock.setTimeout(() => {
         this.timers.delete(timer);
-        sub.unsubscribe();
+        this.onStop.delete(onStop);
         resolve();
       }, ms);
       this.timers.add(timer);
+      this.onStop.add(onStop);
     });
   }
 }

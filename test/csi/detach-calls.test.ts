@@ -1,8 +1,10 @@
+import { Observable } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { csiDetachKey, pendingFor } from "../../projections/csi-detach-requests.ts";
 import { historyKey } from "../../projections/history.ts";
 import { DetachCalls, DetachFailed, type DetachTarget } from "../../src/csi/detach-calls.ts";
 import { DetachDeadlines } from "../../src/csi/detach-deadlines.ts";
+import type { Change } from "../../src/store/projection.ts";
 import type { Draft } from "../../src/store/writer.ts";
 import { VirtualClock } from "../../src/util/clock.ts";
 import { volumeSpec, volumesDeregistered, volumesRegistered } from "../projections/csi-fixtures.ts";
@@ -190,6 +192,41 @@ describe("server → client detach calls", () => {
     expect(fresh.table("csi_detach_requests").size).toBe(0);
     expect(fresh.hash()).toBe(t.store.hash());
     await fresh.stop();
+    t.deadlines.stop();
+  });
+  it("every call in flight waits through one subscription to the changes; a refused request leaves no wait behind", async () => {
+    const t = await setup();
+    let subscribed = 0;
+    const counted = new Observable<Change>((subscriber) => {
+      subscribed++;
+      const inner = t.store.change$.subscribe(subscriber);
+      return () => {
+        subscribed--;
+        inner.unsubscribe();
+      };
+    });
+    let n = 0;
+    const calls = new DetachCalls({
+      change$: counted,
+      clock: t.clock,
+      write: t.write,
+      policy: { timeoutMs: 30_000, attempts: 1, backoffMs: 1_000 },
+      newID: () => `c${++n}`,
+    });
+    const missing = await Promise.allSettled(
+      ["m1", "m2", "m3"].map((VolumeID) => calls.call({ ...target, VolumeID })),
+    );
+    expect(missing.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected"]);
+    const done = calls.call(target);
+    await t.waitPending(1);
+    expect(subscribed).toBe(1);
+    await t.write([ack("c4")]);
+    await done;
+    const stopped = calls.call(target);
+    await t.waitPending(1);
+    calls.stop();
+    await expect(stopped).rejects.toThrow("this server no longer leads");
+    expect(subscribed).toBe(0);
     t.deadlines.stop();
   });
 });
