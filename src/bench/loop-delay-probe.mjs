@@ -20,6 +20,8 @@ if (file) {
       p99_ms: ms(delay.percentile(99)),
       max_ms: ms(delay.max),
       count: delay.count,
+      // When this phase ended on the CPU profiler's monotonic clock (µs), to cut a --cpu-prof profile to it.
+      mono_us: Number(process.hrtime.bigint() / 1000n),
     };
     // Whole or not at all: the benchmark may read it at any moment.
     writeFileSync(`${file}.tmp`, JSON.stringify(figures));

@@ -49,6 +49,15 @@ const FLUSH_BYTES = 256 * 1024;
 /** How many bytes an open scan reads at a time (then yields the event loop). */
 const SCAN_BYTES = 4 * 1024 * 1024;
 const LOG_NAME = "history.log";
+/**
+ * How long encoding queued chunks may hold the event loop at a time. A
+ * placement burst's plan record changes a thousand allocations, each change
+ * a chunk: encoding them where they are applied was a sixth of applying the
+ * record, in one step with it.
+ */
+const ENCODE_SLICE_MS = 4;
+/** Chunks queued beyond this are encoded at once: the queue stays bounded if the loop never has a turn to spare. */
+const MAX_QUEUED = 65_536;
 /** The key of an applied mark: no object's key is empty. */
 const MARK_KEY = "";
 const INDEX_NAME = "history.idx";
@@ -58,6 +67,13 @@ interface Pointer {
   offset: number;
   length: number;
   count: number;
+}
+
+/** A chunk (or, with the mark's key, a mark) not encoded yet. */
+interface Queued {
+  readonly key: string;
+  readonly index: number;
+  readonly entries: readonly HistoryEntry[];
 }
 
 /** One chunk read back: the entries one record added, and where the previous chunk is. */
@@ -91,6 +107,17 @@ export class HistoryFile {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private appliedIndex = 0;
+  /**
+   * Chunks and marks in the order they were fed, encoded a few milliseconds
+   * at a time on turns of their own (the apply that fed them goes on). Every
+   * read, checkpoint and flush encodes what is queued first, so they see
+   * everything fed.
+   */
+  private queued: Queued[] = [];
+  private queuedHead = 0;
+  private encodeScheduled = false;
+  /** The last index markApplied was given: records at or below it are skipped when fed again. */
+  private accepted = 0;
   private checkpointed = 0;
   private closed = false;
 
@@ -121,26 +148,30 @@ export class HistoryFile {
       throw err;
     }
     if (rebuild) file.reset();
+    file.accepted = file.appliedIndex;
     return { file, rebuild };
   }
 
   /** Every record up to this index has its entries in the file. */
   get applied(): number {
+    this.settle();
     return this.appliedIndex;
   }
 
-  /** Bytes appended since the last checkpoint (what the next open would scan). */
+  /** Bytes appended since the last checkpoint (what the next open would scan); queued chunks not counted yet. */
   get bytesSinceCheckpoint(): number {
     return this.written + this.pendingBytes - this.checkpointed;
   }
 
   /** How many objects have a history. */
   get objects(): number {
+    this.settle();
     return this.pointers.size;
   }
 
   /** How many entries the object's history holds (0: none). */
   count(key: string): number {
+    this.settle();
     return this.pointers.get(key)?.count ?? 0;
   }
 
@@ -151,7 +182,64 @@ export class HistoryFile {
    * and are skipped.
    */
   append(key: string, index: number, entries: readonly HistoryEntry[]): void {
-    if (entries.length === 0 || index <= this.appliedIndex) return;
+    if (entries.length === 0 || index <= this.accepted) return;
+    this.enqueue({ key, index, entries });
+  }
+
+  /**
+   * Records up to `index` are all in: said once per applied batch. A mark
+   * goes in the file, so a scan after a crash keeps whole batches only.
+   */
+  markApplied(index: number): void {
+    if (index <= this.accepted) return;
+    this.accepted = index;
+    this.enqueue({ key: MARK_KEY, index, entries: [] });
+  }
+
+  private enqueue(item: Queued): void {
+    this.queued.push(item);
+    if (this.queued.length - this.queuedHead >= MAX_QUEUED) this.settle();
+    else if (!this.encodeScheduled) {
+      this.encodeScheduled = true;
+      setImmediate(this.encodeTurn);
+    }
+  }
+
+  private readonly encodeTurn = (): void => {
+    this.encodeScheduled = false;
+    if (this.closed) return;
+    const deadline = performance.now() + ENCODE_SLICE_MS;
+    for (let n = 1; this.queuedHead < this.queued.length; n++) {
+      this.encodeNext();
+      // A chunk takes a few microseconds: the clock is read every 16.
+      if (n % 16 === 0 && performance.now() >= deadline) break;
+    }
+    if (this.queuedHead < this.queued.length) {
+      this.encodeScheduled = true;
+      setImmediate(this.encodeTurn);
+    } else this.clearQueue();
+  };
+
+  /** Encodes everything queued, now. */
+  private settle(): void {
+    while (this.queuedHead < this.queued.length) this.encodeNext();
+    this.clearQueue();
+  }
+
+  private clearQueue(): void {
+    this.queued = [];
+    this.queuedHead = 0;
+  }
+
+  private encodeNext(): void {
+    const { key, index, entries } = this.queued[this.queuedHead]!;
+    this.queued[this.queuedHead++] = SPENT;
+    if (key === MARK_KEY) {
+      this.write([MARK_KEY, -1, 0, index, 0], []);
+      this.appliedIndex = index;
+      this.writePending();
+      return;
+    }
     const last = this.pointers.get(key);
     const count = (last?.count ?? 0) + entries.length;
     const length = this.write([key, last?.offset ?? -1, last?.length ?? 0, index, count], entries);
@@ -162,18 +250,7 @@ export class HistoryFile {
       last.length = length;
       last.count = count;
     }
-    if (this.pendingBytes >= FLUSH_BYTES) this.flush();
-  }
-
-  /**
-   * Records up to `index` are all in: said once per applied batch. A mark
-   * goes in the file, so a scan after a crash keeps whole batches only.
-   */
-  markApplied(index: number): void {
-    if (index <= this.appliedIndex) return;
-    this.write([MARK_KEY, -1, 0, index, 0], []);
-    this.appliedIndex = index;
-    this.flush();
+    if (this.pendingBytes >= FLUSH_BYTES) this.writePending();
   }
 
   /** Queues one chunk; returns its length. */
@@ -259,6 +336,7 @@ export class HistoryFile {
    * is full, and the older chunks are never read.
    */
   *chunksNewestFirst(key: string): Generator<HistoryChunk> {
+    this.settle();
     const last = this.pointers.get(key);
     if (last === undefined) return;
     let offset = last.offset;
@@ -286,8 +364,13 @@ export class HistoryFile {
     return all;
   }
 
-  /** Writes what is pending; reads see pending chunks either way. */
+  /** Encodes what is queued and writes what is pending; reads see both either way. */
   flush(): void {
+    this.settle();
+    this.writePending();
+  }
+
+  private writePending(): void {
     if (this.pendingBytes === 0) return;
     const bytes =
       this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
@@ -363,6 +446,8 @@ export class HistoryFile {
     this.pending = [];
     this.pendingBytes = 0;
     this.appliedIndex = 0;
+    this.accepted = 0;
+    this.clearQueue();
   }
 
   /** Reads the checkpoint and scans after it; false when the file cannot be used. */
@@ -493,6 +578,8 @@ export class HistoryFile {
     return kept;
   }
 }
+
+const SPENT: Queued = { key: MARK_KEY, index: 0, entries: [] };
 
 /** [key, prevOffset, prevLength, index, count] */
 type ChunkHead = [string, number, number, number, number];

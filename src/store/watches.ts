@@ -2,6 +2,7 @@ import type { Subscription } from "rxjs";
 import type { Change } from "./projection.ts";
 import type { Store } from "./store.ts";
 import type { IndexedRow } from "./table.ts";
+import { TurnPacer } from "./turn-pacer.ts";
 
 /**
  * What a blocking read depends on: a whole table (by name), the rows filed
@@ -33,7 +34,11 @@ type Wake = () => void;
  * before and after, so a row moving away from a value wakes its old
  * watchers too); every wake waits for the end of the batch, so a woken read
  * sees the batch whole. Thousands of clients each watching their own rows
- * then cost nothing when other rows change.
+ * then cost nothing when other rows change. Wakes are paced (TurnPacer): a
+ * batch that wakes a thousand long polls answers them over several turns of
+ * the event loop, a later batch's wakes behind the earlier ones, so the
+ * loop serves heartbeats in between; a read woken a turn later reads the
+ * tables as they are then, still whole batches.
  */
 export class Watches {
   private readonly byTable = new Map<string, Set<Wake>>();
@@ -45,8 +50,14 @@ export class Watches {
   /** The wakes registered by a watch with `changes`, and its filter. */
   private readonly filters = new WeakMap<Wake, ChangeFilter>();
   private readonly subscriptions: Subscription[];
+  private readonly pacer: TurnPacer;
 
-  constructor(private readonly store: Store) {
+  /** `wakesPerTurn`: how many wakes one turn of the event loop runs at most (TurnPacer). */
+  constructor(
+    private readonly store: Store,
+    wakesPerTurn?: number,
+  ) {
+    this.pacer = new TurnPacer(wakesPerTurn);
     this.subscriptions = [
       store.change$.subscribe((c) => this.changed(c)),
       store.applied$.subscribe((b) => this.applied(b.tables)),
@@ -130,7 +141,8 @@ export class Watches {
     if (this.due.size === 0) return;
     const wakes = [...this.due];
     this.due.clear();
-    for (const wake of wakes) wake();
+    // A wake that was cancelled meanwhile does nothing (`fire` runs once).
+    for (const wake of wakes) this.pacer.run(wake);
   }
 
   private mark(wakes: Set<Wake> | undefined, change?: Change): void {

@@ -65,6 +65,31 @@ describe("HistoryFile", () => {
     await file.close();
   });
 
+  it("encodes what it is fed on later turns of the loop, not in the apply that fed it, and writes it unasked", async () => {
+    const { file } = await HistoryFile.open(dir, pino({ level: "silent" }));
+    const path = join(dir, "history.log");
+    const empty = statSync(path).size;
+    const before = file.bytesSinceCheckpoint;
+    const expected = feed(file, 1, 3000);
+    // Nothing encoded yet: the records' apply is not held by the history.
+    expect(file.bytesSinceCheckpoint).toBe(before);
+    expect(statSync(path).size).toBe(empty);
+    let turns = 0;
+    while (queuedItems(file) > 0 && turns < 100_000) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      turns++;
+    }
+    expect(turns).toBeGreaterThan(0);
+    expect(queuedItems(file)).toBe(0);
+    // On disk up to the last mark without a flush or close: a crash now loses nothing fed.
+    const reopened = await HistoryFile.open(dir, pino({ level: "silent" }));
+    expect(reopened.rebuild).toBe(false);
+    expect(reopened.file.applied).toBe(3000);
+    for (const [key, entries] of expected) expect(reopened.file.entries(key)).toEqual(entries);
+    await reopened.file.close();
+    await file.close();
+  });
+
   it("reads only the newest chunks a reverse page needs", async () => {
     const { file } = await HistoryFile.open(dir, pino({ level: "silent" }));
     feed(file, 1, 300);
@@ -173,3 +198,9 @@ describe("HistoryFile", () => {
     await scanned.file.close();
   });
 });
+
+/** Chunks and marks fed and not encoded yet. */
+function queuedItems(file: HistoryFile): number {
+  const internals = file as unknown as { queued: unknown[]; queuedHead: number };
+  return internals.queued.length - internals.queuedHead;
+}

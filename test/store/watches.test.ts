@@ -12,7 +12,7 @@ import type { NamespaceEvent, NamespaceSpec } from "../../streams/namespaces.ts"
 type Row = NamespaceSpec & { CreateIndex: number; ModifyIndex: number };
 
 /** Namespaces filed by their Meta.team: enough to watch rows, index values and a table. */
-async function setUp(applySliceMs = Number.POSITIVE_INFINITY) {
+async function setUp(applySliceMs = Number.POSITIVE_INFINITY, wakesPerTurn?: number) {
   const table = new Table<Row>({
     name: "teams",
     key: (r) => r.Name,
@@ -40,7 +40,7 @@ async function setUp(applySliceMs = Number.POSITIVE_INFINITY) {
     applySliceMs,
   });
   await store.start();
-  const watches = new Watches(store);
+  const watches = new Watches(store, wakesPerTurn);
   const by = { kind: "server", id: "test" } as const;
   const put = async (Name: string, team: string) => {
     const Namespace = { Name, Description: "", Quota: "", Meta: { team }, Capabilities: null };
@@ -191,5 +191,36 @@ describe("Watches", () => {
     expect(seen).toEqual([1]);
     expect(applied).toEqual([last - 2, last - 1, last]);
     expect(store.table("teams").size).toBe(3);
+  });
+
+  it("wakes at most its quota per turn of the loop, the rest on later turns, in order, a cancelled one never", async () => {
+    const { store, watches } = await setUp(Number.POSITIVE_INFINITY, 2);
+    const woken: string[] = [];
+    const cancels = new Map<string, () => void>();
+    for (const name of ["a", "b", "c", "d", "e"])
+      cancels.set(
+        name,
+        watches.once([{ table: "teams", key: name }], () => woken.push(name)),
+      );
+    const by = { kind: "server", id: "test" } as const;
+    const ns = (Name: string) => ({ Name, Description: "", Quota: "", Meta: null, Capabilities: null });
+    // One batch that changes every watched row: all five are due at once.
+    const { last } = await store.append(
+      ["a", "b", "c", "d", "e"].map((name) => ({
+        type: "NamespaceUpserted" as const,
+        v: 1,
+        at: 1,
+        by,
+        data: { Namespace: ns(name) },
+      })),
+    );
+    await store.waitFor(last);
+    expect(woken).toEqual(["a", "b"]);
+    // Cancelled while its wake waits for a turn (a read that timed out meanwhile).
+    cancels.get("e")!();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(woken).toEqual(["a", "b", "c", "d"]);
+    for (let turn = 0; turn < 3; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(woken).toEqual(["a", "b", "c", "d"]);
   });
 });

@@ -4,6 +4,7 @@ import type { EvaluationSpec, EvaluationsUpserted } from "../../../streams/evals
 import type { Actor } from "../../../streams/event-schema.ts";
 import { isUnresponsive } from "../../../streams/nodes.ts";
 import type { Outcome } from "../../store/projection.ts";
+import { TurnPacer } from "../../store/turn-pacer.ts";
 import { type Draft, writeEvents } from "../../store/writer.ts";
 import type { Timer } from "../../util/clock.ts";
 import { ApiError } from "../api-error.ts";
@@ -49,6 +50,12 @@ export class AllocUpdateBatcher {
   private queue: Waiting[] = [];
   private timer: Timer | undefined;
   private readonly writing = new Set<Promise<void>>();
+  /**
+   * A window's callers are answered a few dozen per turn of the event loop:
+   * a burst's windows carry hundreds of calls, whose answers all at once
+   * held the loop for tens of milliseconds after the apply that released them.
+   */
+  private readonly answers = new TurnPacer();
   /** How many windows were written, and how many calls they carried (benchmarks read these). */
   windows = 0;
   calls = 0;
@@ -112,7 +119,7 @@ export class AllocUpdateBatcher {
         if (outcome?.status === "rejected") {
           refused ??= outcome;
           refusedCalls.push(...records[i]!);
-        } else for (const c of records[i]!) c.resolve(written.index);
+        } else for (const c of records[i]!) this.answers.run(() => c.resolve(written.index));
       }
       if (!refused) return;
       // A reporting node went down or disconnected after its call was
