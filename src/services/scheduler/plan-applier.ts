@@ -10,20 +10,18 @@ import type { Plan } from "./plan.ts";
 import { preemptionFields } from "./preemption-records.ts";
 
 /**
- * Placements per plan record: the store applies a record in one step, so
- * this bounds how long one plan record holds the event loop (about 100 µs
- * a placement in a burst, with its audit entry, job summary and change
- * fan-out: a record of 1,000 took 75–164 ms). Smaller records used to cost
- * more in all, as each record's node check summed every allocation on its
- * nodes; the allocs table now keeps each node's usage (projections/
- * allocs-node-usage.ts) and the check costs what the record touches.
- * Applying the 10,000-allocation plan of the event-loop test (1,000 nodes;
- * back to back on a machine loaded by other work, so ranges): before, as
- * 1,000 a record, 532–593 ms in all, 54–56 ms a record (median), and as 64,
- * 779–817 ms; now, as 1,000, 397–951 ms, as 64, 437–1,483 ms, as 32,
- * 553–1,175 ms (the same runs: no cost that grows with the record count
- * shows above the noise), 0.8–1.2 ms a record (median). Still well under
- * a megabyte a record (Kafka's default message limit).
+ * Placements per plan record. The store applies a record in one step, so
+ * this bounds how long a plan holds the event loop at a time: about 100 µs
+ * a placement in a burst with its audit entry, job summary and change
+ * fan-out (records of 1,000 held it 75–164 ms). Smaller records used to
+ * cost more in all, each record's node check summing every allocation on
+ * its nodes; the allocs table now keeps each node's usage
+ * (projections/allocs-node-usage.ts). The event-loop test's plan (10,000
+ * allocations, 1,000 nodes), applied back to back on a loaded machine:
+ * as records of 1,000 with the old check, 1.02–1.19 s in all and 95–126 ms
+ * a record (median); as records of 32 now, 1.20–1.23 s and 1.1–1.2 ms (the
+ * old check took 1.47–1.65 s as 32). Still far under a megabyte a record
+ * (Kafka's default message limit).
  */
 export const PLACEMENTS_PER_RECORD = 32;
 
