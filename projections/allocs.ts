@@ -11,6 +11,7 @@ import {
 } from "../streams/allocs.ts";
 import { DEPLOYMENT_WRITES, type DeploymentEvent } from "../streams/deployments.ts";
 import { isUnresponsive } from "../streams/nodes.ts";
+import { NODE_USAGE, nodeUsageSum } from "./allocs-node-usage.ts";
 import { writtenVolumeKeys } from "./csi-volume-writers.ts";
 import { applyDeploymentWriteToAllocs } from "./deployment-writes.ts";
 import { jobKey } from "./evals.ts";
@@ -53,6 +54,7 @@ export function allocsProjection(nodes: Table<NodeRow>, jobVersions?: Table<JobR
       csi_write: writtenVolumeKeys,
     },
     order: byCreateIndexThenId,
+    sums: { [NODE_USAGE]: nodeUsageSum },
   });
   const refusals = new Table<PlanRefusalRow>({
     name: "plan_refusals",

@@ -15,6 +15,7 @@ import {
 } from "../streams/allocs.ts";
 import type { TaskGroupSpec } from "../streams/jobs.ts";
 import type { AllocRow } from "./allocs.ts";
+import { nodeLiveUsage } from "./allocs-node-usage.ts";
 import { otherWriter, requestedVolumeID, volumeWriterKey, type WrittenVolume } from "./csi-volume-writers.ts";
 import { goTime } from "./go-time.ts";
 import type { JobRow } from "./jobs.ts";
@@ -400,11 +401,22 @@ function checkNode(
     const tg = job ? groupOf(job, a.TaskGroup) : undefined;
     replaced.set(a.ID, tg ? groupAllocation(tg).usage : allocUsage(a));
   }
-  const used: Usage = { cpu: 0, memoryMB: 0, diskMB: 0 };
-  // A sum: any order gives it.
-  for (const a of t.allocs.eachBy("node", nodeID)) {
-    if (isTerminalAlloc(a) || leaving.has(a.ID)) continue;
-    addUsage(used, replaced.get(a.ID) ?? allocUsage(a));
+  // The kept total, corrected by what the plan touches here: O(the plan's
+  // part), not O(the node's allocations). Exact, as summing them was.
+  const used = nodeLiveUsage(t.allocs, nodeID);
+  const counted = (id: string): AllocRow | undefined => {
+    const a = t.allocs.get(id);
+    return a && a.NodeID === nodeID && !isTerminalAlloc(a) ? a : undefined;
+  };
+  for (const id of leaving) {
+    const a = counted(id);
+    if (a) addUsage(used, allocUsage(a), -1);
+  }
+  for (const [id, usage] of replaced) {
+    const a = leaving.has(id) ? undefined : counted(id);
+    if (!a) continue;
+    addUsage(used, allocUsage(a), -1);
+    addUsage(used, usage);
   }
   for (const a of p.placed) addUsage(used, allocUsage(a));
   for (const placement of p.placements) {

@@ -22,6 +22,91 @@ export interface TableSpec<R extends IndexedRow> {
    * save the upkeep.
    */
   readonly sortedKeys?: boolean;
+  /** Running totals per group of rows (see TableSum), by name. */
+  readonly sums?: Readonly<Record<string, TableSum<R>>>;
+}
+
+/**
+ * A total kept per group of rows as they change, so a reader asks for a
+ * group's total in O(1) instead of summing its rows: the plan applier's
+ * node check reads each node's live usage once per plan record, and a
+ * node may hold thousands of allocations.
+ *
+ * The table keeps it, not a projection: put, delete and restore are the
+ * only ways rows change, so the total is the same live, after a replay and
+ * after a snapshot restore, which files every row again through put.
+ * It is kept in integer arithmetic, exact whatever the order rows came in:
+ * a row with an amount that is not an integer of at most 2^31 in magnitude
+ * is counted apart, and while a group holds one its total is not given
+ * (`Table.sum` returns undefined: the reader sums the rows itself).
+ */
+export interface TableSum<R> {
+  /** How many amounts a row has (the same for every row). */
+  readonly dimensions: number;
+  /** The group a row counts toward, or undefined when it counts toward none (e.g. a terminal allocation). */
+  readonly group: (row: R) => string | undefined;
+  /** What the row adds to its group, `dimensions` amounts. */
+  readonly amounts: (row: R) => readonly number[];
+}
+
+/** The largest amount a row may add and stay exact: 2^22 rows of it stay within 2^53. */
+const MAX_EXACT_AMOUNT = 2 ** 31;
+/** More rows than this in one group and the total is not promised exact. */
+const MAX_EXACT_ROWS = 2 ** 22;
+
+interface GroupTotal {
+  /** Rows counted toward the group, exact or not: the group is dropped at zero. */
+  rows: number;
+  /** Rows with an amount outside the exact range, not in `totals`. */
+  inexact: number;
+  readonly totals: number[];
+}
+
+class KeptSum<R> {
+  readonly groups = new Map<string, GroupTotal>();
+  readonly zero: readonly number[];
+
+  constructor(readonly spec: TableSum<R>) {
+    this.zero = Object.freeze(new Array<number>(spec.dimensions).fill(0));
+  }
+
+  /** Moves a row's contribution from what it was (`before`) to what it is (`after`). */
+  change(before: R | undefined, after: R | undefined): void {
+    const { group, amounts } = this.spec;
+    const was = before === undefined ? undefined : group(before);
+    const now = after === undefined ? undefined : group(after);
+    const wasAmounts = was === undefined ? undefined : amounts(before!);
+    const nowAmounts = now === undefined ? undefined : amounts(after!);
+    // Most updates (a client's status report) change neither.
+    if (was === now && wasAmounts === nowAmounts) return;
+    if (was !== undefined) this.add(was, wasAmounts!, -1);
+    if (now !== undefined) this.add(now, nowAmounts!, 1);
+  }
+
+  private add(group: string, amounts: readonly number[], sign: 1 | -1): void {
+    let g = this.groups.get(group);
+    if (!g) {
+      g = { rows: 0, inexact: 0, totals: new Array<number>(this.spec.dimensions).fill(0) };
+      this.groups.set(group, g);
+    }
+    g.rows += sign;
+    if (isExact(amounts, this.spec.dimensions)) {
+      for (let i = 0; i < g.totals.length; i++) g.totals[i] = g.totals[i]! + sign * amounts[i]!;
+    } else g.inexact += sign;
+    if (g.rows === 0) this.groups.delete(group);
+  }
+
+  total(group: string): readonly number[] | undefined {
+    const g = this.groups.get(group);
+    if (!g) return this.zero;
+    return g.inexact > 0 || g.rows > MAX_EXACT_ROWS ? undefined : g.totals;
+  }
+}
+
+function isExact(amounts: readonly number[], dimensions: number): boolean {
+  if (amounts.length !== dimensions) return false;
+  for (const v of amounts) if (!Number.isInteger(v) || Math.abs(v) > MAX_EXACT_AMOUNT) return false;
+  return true;
 }
 
 /**
@@ -54,6 +139,8 @@ export class Table<R extends IndexedRow> implements AnyTable {
     ShardedMap<KeySet>,
     (row: R) => string | readonly string[] | undefined,
   ])[];
+  private readonly sums = new Map<string, KeptSum<R>>();
+  private readonly summers: readonly KeptSum<R>[];
   /** The highest log index that changed this table: Nomad's per-table index. */
   private modifyIndex = 0;
 
@@ -66,6 +153,8 @@ export class Table<R extends IndexedRow> implements AnyTable {
     });
     this.ordered = spec.order ? new SortedList(spec.order) : undefined;
     this.keys = spec.sortedKeys === false ? undefined : new SortedList<string>(compareStrings);
+    for (const [name, sum] of Object.entries(spec.sums ?? {})) this.sums.set(name, new KeptSum(sum));
+    this.summers = [...this.sums.values()];
   }
 
   get size(): number {
@@ -112,6 +201,17 @@ export class Table<R extends IndexedRow> implements AnyTable {
     return this.secondary.get(index)?.get(value)?.size ?? 0;
   }
 
+  /**
+   * The total of `group` in sum `name` (zeros for a group without rows), or
+   * undefined when it is not exact (see TableSum): then sum the rows.
+   * Read only: the table updates it in place.
+   */
+  sum(name: string, group: string): readonly number[] | undefined {
+    const kept = this.sums.get(name);
+    if (!kept) throw new Error(`table ${this.name} keeps no sum ${name}`);
+    return kept.total(group);
+  }
+
   /** Rows whose primary key starts with `prefix`, in key order, from the first key >= `from` if given. */
   *withPrefix(prefix: string, from?: string): Generator<R> {
     if (!this.keys) throw new Error(`table ${this.name} keeps no key order for prefix lookups`);
@@ -151,6 +251,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
       this.file(key, row);
     }
     this.rows.set(key, row);
+    for (const sum of this.summers) sum.change(before, row);
     if (this.ordered) {
       if (before && this.spec.order!(before, row) !== 0) this.ordered.remove(before);
       this.ordered.upsert(row);
@@ -166,6 +267,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
     this.rows.delete(key);
     this.keys?.remove(key);
     this.unfile(key, before);
+    for (const sum of this.summers) sum.change(before, undefined);
     this.ordered?.remove(before);
     if (index > this.modifyIndex) this.modifyIndex = index;
     return before;
@@ -188,6 +290,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
     this.rows.clear();
     this.keys?.clear();
     for (const idx of this.secondary.values()) idx.clear();
+    for (const sum of this.summers) sum.groups.clear();
     this.ordered?.clear();
     this.modifyIndex = 0;
   }

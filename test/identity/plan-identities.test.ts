@@ -5,7 +5,7 @@ import type { RootKeyRow } from "../../projections/root-keys.ts";
 import { IdentityVerifier } from "../../src/identity/identity-verifier.ts";
 import { PlanIdentities } from "../../src/identity/plan-identities.ts";
 import type { Plan } from "../../src/services/scheduler/plan.ts";
-import { planRecords } from "../../src/services/scheduler/plan-applier.ts";
+import { PLACEMENTS_PER_RECORD, planRecords } from "../../src/services/scheduler/plan-applier.ts";
 import type { Table } from "../../src/store/table.ts";
 import { Scenario, serviceJob } from "../services/scheduler/scenario.ts";
 import { IdentityWorld } from "./identity-fixtures.ts";
@@ -103,7 +103,8 @@ describe("the plan applier and workload identities", () => {
       evalID: "e1",
       job: { Namespace: "default", ID: "web", Version: 0 },
       deploymentID: "",
-      placements: Array.from({ length: 1500 }, (_, i) => ({
+      // One and a half records' worth: two records.
+      placements: Array.from({ length: PLACEMENTS_PER_RECORD * 1.5 }, (_, i) => ({
         ID: `a${i}`,
         Name: `web.web[${i}]`,
         TaskGroup: "web",
