@@ -26,6 +26,7 @@ import { parseGoTestEvent } from "../go-test-json.ts";
 import { prepareNomadShim } from "../nomad-shim/prepare-nomad-shim.ts";
 import { REAL_CLIENT_ENV } from "../nomad-shim/real-client-agent.ts";
 import { expectedFailures } from "./expected-failures.ts";
+import { CRASH, type GoTestRun, resumeSuite } from "./resume-suite.ts";
 import { suiteReport, type TestOutcome } from "./suite-report.ts";
 
 /** The newest api module the registry served when this suite was set up. */
@@ -65,7 +66,7 @@ async function runGoTest(
   shimDir: string,
   extraArgs: readonly string[],
   parallel = PARALLEL,
-): Promise<TestOutcome[]> {
+): Promise<GoTestRun> {
   const args = [
     "test",
     "-json",
@@ -89,20 +90,23 @@ async function runGoTest(
   // Dev agents get a real Nomad client agent when the binary is here (issue: real clients).
   if (hasNomad) env[REAL_CLIENT_ENV] = NOMAD_BIN;
   const child = spawn("go", args, { cwd: dir, env, stdio: ["ignore", "pipe", "inherit"] });
-  const outcomes = new Map<string, { result?: TestOutcome["result"]; output: string[] }>();
+  const tests: GoTestRun["tests"] = new Map();
   let finished = 0;
   for await (const line of createInterface({ input: child.stdout })) {
     const event = parseGoTestEvent(line);
     if (!event?.Test) continue;
     // Subtests are judged with their top-level test.
     const top = event.Test.split("/")[0] ?? event.Test;
-    let entry = outcomes.get(top);
+    let entry = tests.get(top);
     if (!entry) {
       entry = { output: [] };
-      outcomes.set(top, entry);
+      tests.set(top, entry);
     }
-    if (event.Action === "output" && event.Output && entry.output.length < 200)
-      entry.output.push(event.Output);
+    if (event.Action === "output" && event.Output) {
+      if (entry.output.length < 200) entry.output.push(event.Output);
+      if (CRASH.test(event.Output)) entry.crash = [];
+      if (entry.crash && entry.crash.length < 8) entry.crash.push(event.Output);
+    }
     if (
       event.Test === top &&
       (event.Action === "pass" || event.Action === "fail" || event.Action === "skip")
@@ -113,12 +117,15 @@ async function runGoTest(
     }
   }
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-  // A test still running when go test ended (a timeout or a panic) failed.
-  return [...outcomes].map(([name, e]) => ({
-    name,
-    result: e.result ?? (code === 0 ? "pass" : "fail"),
-    output: e.output.join(""),
-  }));
+  return { tests, code };
+}
+
+/** The suite, resumed when its test binary dies partway (resume-suite.ts). */
+function runSuite(dir: string, shimDir: string, argv: readonly string[]): Promise<TestOutcome[]> {
+  return resumeSuite(
+    (skip) => runGoTest(dir, shimDir, skip.length > 0 ? [...argv, "-skip", `^(${skip.join("|")})$`] : argv),
+    say,
+  );
 }
 
 /** Runs the few unlisted failures again, alone, and takes a pass as the result (saying so). */
@@ -128,7 +135,8 @@ async function rerunFlakes(dir: string, shimDir: string, outcomes: TestOutcome[]
   const names = failed.map((o) => o.name);
   say(`running again, alone: ${names.join(", ")}`);
   const again = await runGoTest(dir, shimDir, ["-run", `^(${names.join("|")})$`], "1");
-  for (const retry of again) {
+  for (const [name, t] of again.tests) {
+    const retry: TestOutcome = { name, result: t.result ?? "fail", output: t.output.join("") };
     const at = outcomes.findIndex((o) => o.name === retry.name);
     if (at < 0 || retry.result === "fail") continue;
     say(`FLAKY ${retry.name}: failed in the parallel run, passed alone`);
@@ -154,7 +162,7 @@ async function main(argv: readonly string[]): Promise<number> {
     cpSync(downloadModule(), dir, { recursive: true });
     // The module cache is read-only; go test writes nothing, but the copy's own removal needs write bits.
     execFileSync("chmod", ["-R", "u+w", dir]);
-    const outcomes = await runGoTest(dir, shimDir, argv);
+    const outcomes = await runSuite(dir, shimDir, argv);
     await rerunFlakes(dir, shimDir, outcomes);
     const report = suiteReport(outcomes, EXPECTED, argv.length > 0);
     process.stdout.write(`${report.text}\n`);
