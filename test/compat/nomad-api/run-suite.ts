@@ -36,7 +36,7 @@ export const API_MODULE = "github.com/hashicorp/nomad/api@v0.0.0-20261016150620-
 const PARALLEL = process.env.NOMAD_API_SUITE_PARALLEL ?? "3";
 
 /**
- * Unlisted failures run once more, alone, when there are at most this many:
+ * Unlisted failures run again, alone, when there are at most this many:
  * some of the suite's tests are timed to the millisecond against mocks (the
  * lock leaser's) and can miss under the parallel run's load on two cores, as
  * Nomad's own CI reruns failures (gotestsum --rerun-fails). More failures
@@ -128,19 +128,23 @@ function runSuite(dir: string, shimDir: string, argv: readonly string[]): Promis
   );
 }
 
-/** Runs the few unlisted failures again, alone, and takes a pass as the result (saying so). */
+/**
+ * Runs the few unlisted failures again, alone, up to twice (gotestsum's
+ * --rerun-fails default), and takes a pass as the result, saying so.
+ */
 async function rerunFlakes(dir: string, shimDir: string, outcomes: TestOutcome[]): Promise<void> {
-  const failed = outcomes.filter((o) => o.result === "fail" && EXPECTED[o.name] === undefined);
-  if (failed.length === 0 || failed.length > MAX_RERUNS) return;
-  const names = failed.map((o) => o.name);
-  say(`running again, alone: ${names.join(", ")}`);
-  const again = await runGoTest(dir, shimDir, ["-run", `^(${names.join("|")})$`], "1");
-  for (const [name, t] of again.tests) {
-    const retry: TestOutcome = { name, result: t.result ?? "fail", output: t.output.join("") };
-    const at = outcomes.findIndex((o) => o.name === retry.name);
-    if (at < 0 || retry.result === "fail") continue;
-    say(`FLAKY ${retry.name}: failed in the parallel run, passed alone`);
-    outcomes[at] = retry;
+  for (let round = 0; round < 2; round += 1) {
+    const failed = outcomes.filter((o) => o.result === "fail" && EXPECTED[o.name] === undefined);
+    if (failed.length === 0 || failed.length > MAX_RERUNS) return;
+    const names = failed.map((o) => o.name);
+    say(`running again, alone: ${names.join(", ")}`);
+    const again = await runGoTest(dir, shimDir, ["-run", `^(${names.join("|")})$`], "1");
+    for (const [name, t] of again.tests) {
+      const at = outcomes.findIndex((o) => o.name === name);
+      if (at < 0 || t.result !== "pass") continue;
+      say(`FLAKY ${name}: failed in the parallel run, passed alone`);
+      outcomes[at] = { name, result: t.result, output: t.output.join("") };
+    }
   }
 }
 
