@@ -52,7 +52,16 @@ export interface RpcClientOptions {
   readonly updateSockets: number;
   /** Sockets for blocking calls: one per node that holds a long poll. */
   readonly blockingSockets: number;
+  /**
+   * How long a short call (not a long poll, not one that waits on work
+   * elsewhere) may go unanswered before it fails as `timeout`, as a Nomad
+   * client's RPC gives up: a server that never answers one must show in the
+   * report as errors, not hang the node's loop (and a wave's report) forever.
+   */
+  readonly callTimeoutMs?: number;
 }
+
+const CALL_TIMEOUT_MS = 30_000;
 
 /**
  * The client RPC over HTTP (`PUT /v1/rpc/<Service.Method>`), for thousands
@@ -132,7 +141,12 @@ export class RpcClient implements RpcCaller {
           attempt++;
           continue;
         }
-        const reason = e.name === "AbortError" ? "aborted" : (e.code ?? e.message);
+        const reason =
+          e.name !== "AbortError"
+            ? (e.code ?? e.message)
+            : (e.cause as Error | undefined)?.name === "TimeoutError"
+              ? "timeout"
+              : "aborted";
         // Calls cut off by close() are the simulator stopping, not failures to count.
         if (!this.closed)
           this.counters.call(method, performance.now() - started, payload.length, 0, 0, reason);
@@ -156,7 +170,7 @@ export class RpcClient implements RpcCaller {
           port: this.port,
           method: "PUT",
           path: `/v1/rpc/${method}`,
-          signal: options.signal,
+          signal: this.deadline(options),
           headers: {
             "content-type": msgpack ? "application/msgpack" : "application/json",
             "content-length": payload.length,
@@ -182,6 +196,13 @@ export class RpcClient implements RpcCaller {
       });
       req.end(payload);
     });
+  }
+
+  /** The call's own signal, with the short calls' deadline added. */
+  private deadline(options: CallOptions): AbortSignal | undefined {
+    if (options.blocking || options.waits) return options.signal;
+    const timeout = AbortSignal.timeout(this.options.callTimeoutMs ?? CALL_TIMEOUT_MS);
+    return options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   }
 
   private agentFor(method: string, token: string, options: CallOptions): Agent {
