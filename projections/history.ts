@@ -173,7 +173,16 @@ const CAUSE_FIELDS = ["Cause", "EvalID", "NodeID", "TriggeredBy", "Reason", "Pla
  */
 const REPORTED_BY_NODE = new Set(["AllocClientUpdated"]);
 
-export const historyKey = (object: string, id: string) => `${object}\u0000${id}`;
+/**
+ * Objects whose IDs are unique within a namespace only (Nomad's jobs and
+ * volumes): two namespaces may each hold a job "web", and each has its own
+ * history. Every other object's ID is unique in the cluster.
+ */
+const PER_NAMESPACE = new Set(["job", "csi_volume"]);
+
+/** The history row's key: the object kind and ID, and the namespace where IDs repeat across them. */
+export const historyKey = (object: string, id: string, namespace = "default") =>
+  PER_NAMESPACE.has(object) ? `${object}\u0000${namespace}\u0000${id}` : `${object}\u0000${id}`;
 
 type Row = Readonly<Record<string, unknown>>;
 
@@ -194,7 +203,8 @@ export function historyProjection(observedTables: readonly string[]) {
     name: "history",
     // 6: variables are tracked. 7: service registrations are. 8: entries move to the history store.
     // 9: CSI volumes and their claims are tracked. 10: and their detach calls.
-    version: 10,
+    // 11: job and volume keys carry their namespace.
+    version: 11,
     tables: [history],
     handles: new Set(),
     evolve() {},
@@ -237,13 +247,15 @@ export function historyProjection(observedTables: readonly string[]) {
         if (entries.length === 0) return;
       }
       const id = String(row.ID ?? change.key);
-      const existing = history.get(historyKey(tracked.object, id));
+      const namespace = typeof row.Namespace === "string" ? row.Namespace : "";
+      const key = historyKey(tracked.object, id, namespace);
+      const existing = history.get(key);
       ctx.put(history, {
         // The stored key string again, rather than the one just built to look it up.
-        Key: existing?.Key ?? historyKey(tracked.object, id),
+        Key: existing?.Key ?? key,
         Object: tracked.object,
         ObjectID: id,
-        Namespace: typeof row.Namespace === "string" ? row.Namespace : "",
+        Namespace: namespace,
         Count: (existing?.Count ?? 0) + entries.length,
         Latest: entries,
         CreateEvent: existing?.CreateEvent ?? String(entries[0]!.Cause.Event ?? ""),

@@ -41,7 +41,9 @@ import { frameChecksum } from "../log/file/format.ts";
  */
 
 const MAGIC = Buffer.from("CMHISTRY", "latin1");
-const FORMAT_VERSION = 1;
+// 2: job and volume keys carry their namespace (projections/history.ts historyKey):
+// a file of version 1 is rebuilt from the log under the new keys.
+const FORMAT_VERSION = 2;
 const HEADER_SIZE = 16;
 const CHUNK_HEADER_SIZE = 12;
 /** Chunks waiting to be written are flushed at this size (and after every applied batch). */

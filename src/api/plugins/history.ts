@@ -87,11 +87,8 @@ export const historyPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) =>
         });
         const { history } = request.view.tables;
         const found = await blockingQuery(ctx, request, reply, ["history"], () => {
-          const row = history.get(historyKey(route.object, id));
-          // Job and volume IDs are unique per namespace only.
-          const perNamespace = route.object === "job" || route.object === "csi_volume";
-          const mine = row && (!perNamespace || row.Namespace === namespace) ? row : undefined;
-          return { index: mine?.ModifyIndex ?? history.index, body: mine };
+          const row = history.get(historyKey(route.object, id, namespace));
+          return { index: row?.ModifyIndex ?? history.index, body: row };
         });
         if (found === undefined || found.Count === 0) {
           throw ApiError.notFound(`no history for ${route.object} ${id}`);

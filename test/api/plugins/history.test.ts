@@ -94,3 +94,48 @@ describe("audit history", () => {
     expect((await s.call("/v1/allocation/nope/history")).status).toBe(404);
   });
 });
+
+describe("history of objects whose IDs repeat across namespaces", () => {
+  it("keeps a job of one ID in two namespaces apart", async () => {
+    const s = await startTestServer();
+    try {
+      const put = async (path: string, body: unknown) => {
+        const res = await s.call(path, {
+          method: "PUT",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+        expect(res.status, await res.clone().text()).toBe(200);
+      };
+      await put("/v1/namespace/prod", { Name: "prod" });
+      const job = (namespace: string, priority: number) => ({
+        Job: {
+          ID: "web",
+          Namespace: namespace,
+          Type: "batch",
+          Priority: priority,
+          Datacenters: ["dc1"],
+          TaskGroups: [{ Name: "g", Count: 1, Tasks: [{ Name: "t", Driver: "docker", Config: {} }] }],
+        },
+      });
+      await put("/v1/jobs", job("default", 50));
+      await put("/v1/jobs?namespace=prod", job("prod", 70));
+      await put("/v1/jobs?namespace=prod", job("prod", 80));
+
+      const historyIn = async (namespace: string) => {
+        const res = await s.call(`/v1/job/web/history?namespace=${namespace}`);
+        expect(res.status).toBe(200);
+        return (await res.json()) as Entry[];
+      };
+      const inDefault = await historyIn("default");
+      const inProd = await historyIn("prod");
+      expect(inDefault.map((h) => h.Field)).toEqual(["(created)"]);
+      expect(inDefault[0]!.To).toMatchObject({ Priority: 50 });
+      expect(inProd[0]!.To).toMatchObject({ Priority: 70 });
+      expect(inProd.filter((h) => h.Field === "Priority").map((h) => [h.From, h.To])).toEqual([[70, 80]]);
+      expect((await s.call("/v1/job/web/history?namespace=other")).status).toBe(404);
+    } finally {
+      await s.stop();
+    }
+  });
+});
