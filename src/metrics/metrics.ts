@@ -50,6 +50,8 @@ const promName = (name: string) => name.replace(/[^a-zA-Z0-9_:]/g, "_").replace(
 const labelKey = (labels: Labels) => {
   const keys = Object.keys(labels);
   if (keys.length === 0) return "";
+  // Most series have one label (a method, an operation): no sort, no array.
+  if (keys.length === 1) return `${keys[0]}=${labels[keys[0]!]}`;
   return keys
     .sort()
     .map((k) => `${k}=${labels[k]}`)
