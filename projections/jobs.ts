@@ -434,6 +434,10 @@ function allocChanged(
   return next;
 }
 
+// Module-level, not a closure per call: under tsx (keepNames) each closure
+// created costs a defineProperty of its name, on every evaluation change.
+const liveEval = (e: EvaluationRow | undefined) => (e && !isTerminalEvalStatus(e.Status) ? 1 : 0);
+
 /** Nomad's nestedUpsertEval summary part (Queued from QueuedAllocations), plus the activity counts. */
 function evalChanged(
   summary: JobSummaryRow,
@@ -441,10 +445,8 @@ function evalChanged(
   after: EvaluationRow | undefined,
   index: number,
 ): JobSummaryRow {
-  const live = (e: EvaluationRow | undefined) => (e && !isTerminalEvalStatus(e.Status) ? 1 : 0);
-  const exists = (e: EvaluationRow | undefined) => (e ? 1 : 0);
-  const dLive = live(after) - live(before);
-  const dAll = exists(after) - exists(before);
+  const dLive = liveEval(after) - liveEval(before);
+  const dAll = (after ? 1 : 0) - (before ? 1 : 0);
   let next = dLive !== 0 || dAll !== 0 ? withActivity(summary, { LiveEvals: dLive, Evals: dAll }) : summary;
   const queued = after?.QueuedAllocations;
   if (!queued) return next;

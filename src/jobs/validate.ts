@@ -173,25 +173,12 @@ function validateNetworks(tg: TaskGroupSpec): string[] {
   const errors: string[] = [];
   const labels = new Map<string, string>();
   const staticPorts = new Map<string, Map<number, string>>();
-  const checkStatic = (port: NetworkPort, owner: string) => {
-    if (port.Value === 0) return;
-    const network = port.HostNetwork || "default";
-    const taken = staticPorts.get(network) ?? new Map<number, string>();
-    const other = taken.get(port.Value);
-    if (other !== undefined) errors.push(`Static port ${port.Value} already reserved by ${other}`);
-    else if (port.Value > MAX_UINT16)
-      errors.push(`Port ${port.Label} (${port.Value}) cannot be greater than ${MAX_UINT16}`);
-    else {
-      taken.set(port.Value, owner);
-      staticPorts.set(network, taken);
-    }
-  };
   for (const net of networksOf(tg.Networks)) {
     for (const port of [...(net.ReservedPorts ?? []), ...(net.DynamicPorts ?? [])]) {
       const other = labels.get(port.Label);
       if (other !== undefined) errors.push(`Port label ${port.Label} already in use by ${other}`);
       else labels.set(port.Label, "taskgroup network");
-      checkStatic(port, `taskgroup network:${port.Label}`);
+      checkStatic(staticPorts, errors, port, `taskgroup network:${port.Label}`);
       if (port.To < -1)
         errors.push(`Port ${JSON.stringify(port.Label)} cannot be mapped to negative value ${port.To}`);
       else if (port.To > MAX_UINT16)
@@ -207,11 +194,32 @@ function validateNetworks(tg: TaskGroupSpec): string[] {
       for (const port of [...(net.ReservedPorts ?? []), ...(net.DynamicPorts ?? [])]) {
         const other = labels.get(port.Label);
         if (other !== undefined) errors.push(`Port label ${port.Label} already in use by ${other}`);
-        checkStatic(port, `${task.Name}:${port.Label}`);
+        checkStatic(staticPorts, errors, port, `${task.Name}:${port.Label}`);
       }
     }
   }
   return errors;
+}
+
+// Module-level, not a closure per call: under tsx (keepNames) each closure
+// created costs a defineProperty of its name, on every registration.
+function checkStatic(
+  staticPorts: Map<string, Map<number, string>>,
+  errors: string[],
+  port: NetworkPort,
+  owner: string,
+): void {
+  if (port.Value === 0) return;
+  const network = port.HostNetwork || "default";
+  const taken = staticPorts.get(network) ?? new Map<number, string>();
+  const other = taken.get(port.Value);
+  if (other !== undefined) errors.push(`Static port ${port.Value} already reserved by ${other}`);
+  else if (port.Value > MAX_UINT16)
+    errors.push(`Port ${port.Label} (${port.Value}) cannot be greater than ${MAX_UINT16}`);
+  else {
+    taken.set(port.Value, owner);
+    staticPorts.set(network, taken);
+  }
 }
 
 const networksOf = (v: unknown): readonly NetworkResource[] =>

@@ -5,8 +5,8 @@ import {
   type MetricObjectWithValues,
   type MetricValue,
   Registry,
-  Summary,
 } from "prom-client";
+import { WindowedSummary } from "./windowed-summary.ts";
 
 export type Labels = Readonly<Record<string, string>>;
 
@@ -27,7 +27,7 @@ interface Family {
   readonly name: string;
   readonly kind: Kind;
   readonly labelNames: readonly string[];
-  readonly metric: Counter | Gauge | Summary;
+  readonly metric: Counter | Gauge | WindowedSummary;
   /** Counters and samples: count, min, max and deviation per label set, which Prometheus does not carry. */
   readonly aggregates: Map<string, Aggregate>;
   /** Gauges: how to read each label set's value when scraped. */
@@ -39,13 +39,19 @@ interface Family {
 /** go-metrics' in-memory sink interval: counters' Rate is their sum per second over it. */
 const INTERVAL_SECONDS = 10;
 
-/** Nomad's Prometheus summaries (go-metrics' prometheus sink): these quantiles over a 10 s window. */
-const SUMMARY = { percentiles: [0.5, 0.9, 0.99], maxAgeSeconds: 10, ageBuckets: 2 };
+/**
+ * Nomad's Prometheus summaries (go-metrics' prometheus sink): these quantiles
+ * over a 10 s window, read as prom-client's two age buckets did (the last 5 to 10 s).
+ */
+const SUMMARY_PERCENTILES = [0.5, 0.9, 0.99];
+const SUMMARY_GENERATION_MS = 5_000;
 
 const promName = (name: string) => name.replace(/[^a-zA-Z0-9_:]/g, "_").replace(/^([0-9])/, "_$1");
 const labelKey = (labels: Labels) => {
   const keys = Object.keys(labels);
   if (keys.length === 0) return "";
+  // Most series have one label (a method, an operation): no sort, no array.
+  if (keys.length === 1) return `${keys[0]}=${labels[keys[0]!]}`;
   return keys
     .sort()
     .map((k) => `${k}=${labels[k]}`)
@@ -88,21 +94,22 @@ export class Metrics {
   private readonly byPromName = new Map<string, Family>();
 
   incr(name: string, by = 1, labels: Labels = {}, help?: string): void {
-    const f = this.family(name, "counter", Object.keys(labels), help);
+    const f = this.family(name, "counter", labels, help);
     (f.metric as Counter).inc(labels, by);
-    record(f.aggregates, labels, by);
+    record(f.aggregates, labelKey(labels), by);
   }
 
   /** Records a duration in milliseconds (or any measured value). */
   sample(name: string, value: number, labels: Labels = {}, help?: string): void {
-    const f = this.family(name, "sample", Object.keys(labels), help);
-    (f.metric as Summary).observe(labels, value);
-    record(f.aggregates, labels, value);
+    const f = this.family(name, "sample", labels, help);
+    const key = labelKey(labels);
+    (f.metric as WindowedSummary).observe(key, labels, value);
+    record(f.aggregates, key, value);
   }
 
   /** A gauge read when scraped; a read that throws leaves the series out of that scrape. */
   gauge(name: string, read: () => number, labels: Labels = {}, help?: string): void {
-    const f = this.family(name, "gauge", Object.keys(labels), help);
+    const f = this.family(name, "gauge", labels, help);
     f.readers.set(labelKey(labels), { labels, read });
   }
 
@@ -166,12 +173,14 @@ export class Metrics {
     return summary;
   }
 
-  private family(name: string, kind: Kind, labelNames: readonly string[], help?: string): Family {
+  /** `labels`: the label names, or a label set of the first series (its names are read only then). */
+  private family(name: string, kind: Kind, labels: readonly string[] | Labels, help?: string): Family {
     const existing = this.families.get(name);
     if (existing) {
       if (existing.kind !== kind) throw new Error(`metric ${name} is a ${existing.kind}, not a ${kind}`);
       return existing;
     }
+    const labelNames = Array.isArray(labels) ? (labels as readonly string[]) : Object.keys(labels);
     const config = {
       name: promName(name),
       help: help ?? name,
@@ -188,7 +197,7 @@ export class Metrics {
         kind === "counter"
           ? new Counter(config)
           : kind === "sample"
-            ? new Summary({ ...config, ...SUMMARY })
+            ? summary(config.name, config.help, this.registry)
             : new Gauge({
                 ...config,
                 // `this` is the gauge being scraped; the family is in scope.
@@ -280,8 +289,14 @@ function sampled(name: string, a: Aggregate, labels: Labels): SampledValue {
   };
 }
 
-function record(map: Map<string, Aggregate>, labels: Labels, v: number): void {
-  const key = labelKey(labels);
+function summary(name: string, help: string, registry: Registry): WindowedSummary {
+  const metric = new WindowedSummary(name, help, SUMMARY_PERCENTILES, SUMMARY_GENERATION_MS);
+  // The registry reads any metric through get(); its typings name its own classes only.
+  registry.registerMetric(metric as unknown as Metric);
+  return metric;
+}
+
+function record(map: Map<string, Aggregate>, key: string, v: number): void {
   let a = map.get(key);
   if (!a) {
     a = { count: 0, sum: 0, min: v, max: v, mean: 0, m2: 0 };

@@ -5,17 +5,19 @@ import type { LogRecord } from "../../../log/event-log.ts";
  * little-endian uint32 lengths, then the records' bytes back to back. Posted
  * with the buffer in the transfer list, it crosses to a thread without a
  * structured clone of any object: the sender pays one copy of the bytes,
- * the receiver none (its records are views into the buffer).
+ * the receiver none (its records are views into the buffer). A shared
+ * buffer is posted as it is, to any number of threads, none of which
+ * writes to it: one copy for all of them.
  */
 export interface PackedRecords {
   /** Index of the first record; the others follow densely. */
   readonly first: number;
   readonly count: number;
-  readonly buffer: ArrayBuffer;
+  readonly buffer: ArrayBuffer | SharedArrayBuffer;
 }
 
-/** Packs batches of records whose indexes run densely from the first one's. */
-export function packRecords(batches: readonly (readonly LogRecord[])[]): PackedRecords {
+/** Packs batches of records whose indexes run densely from the first one's (`shared`: into a SharedArrayBuffer). */
+export function packRecords(batches: readonly (readonly LogRecord[])[], shared = false): PackedRecords {
   let count = 0;
   let bytes = 0;
   for (const b of batches) {
@@ -23,7 +25,7 @@ export function packRecords(batches: readonly (readonly LogRecord[])[]): PackedR
     for (const r of b) bytes += r.bytes.length;
   }
   const first = batches.find((b) => b.length > 0)?.[0]?.index ?? 0;
-  const buffer = new ArrayBuffer(4 * count + bytes);
+  const buffer = shared ? new SharedArrayBuffer(4 * count + bytes) : new ArrayBuffer(4 * count + bytes);
   const lengths = new DataView(buffer, 0, 4 * count);
   const body = new Uint8Array(buffer, 4 * count);
   let i = 0;

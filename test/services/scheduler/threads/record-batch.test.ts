@@ -28,12 +28,37 @@ describe("packed records", () => {
     const received = new Promise<typeof packed>((resolve) => {
       port2.once("message", (data: typeof packed) => resolve(data));
     });
-    port1.postMessage(packed, [packed.buffer]);
+    port1.postMessage(packed, [packed.buffer as ArrayBuffer]);
     const got = await received;
     port1.close();
     port2.close();
     // Transferred, not copied: the sender's buffer is detached.
     expect(packed.buffer.byteLength).toBe(0);
     expect(unpackRecords(got)[0]!.bytes.length).toBe(1000);
+  });
+
+  it("packed shared, are read by every thread they are posted to from one copy", async () => {
+    const packed = packRecords([[rec(4, "four")], [rec(5, "five!")]], true);
+    expect(packed.buffer).toBeInstanceOf(SharedArrayBuffer);
+    const channels = [new MessageChannel(), new MessageChannel()];
+    const received = channels.map(
+      ({ port2 }) =>
+        new Promise<typeof packed>((resolve) =>
+          port2.once("message", (data: typeof packed) => resolve(data)),
+        ),
+    );
+    for (const { port1 } of channels) port1.postMessage(packed);
+    const got = await Promise.all(received);
+    for (const { port1, port2 } of channels) {
+      port1.close();
+      port2.close();
+    }
+    for (const g of got)
+      expect(unpackRecords(g).map((r) => [r.index, new TextDecoder().decode(r.bytes)])).toEqual([
+        [4, "four"],
+        [5, "five!"],
+      ]);
+    // Shared, not moved: the sender still holds it.
+    expect(packed.buffer.byteLength).toBe(8 + 9);
   });
 });
