@@ -394,29 +394,32 @@ function checkNode(
   if (adds === 0) return undefined;
   // What the node would run: its live allocations, minus what the plan stops
   // or replaces on it, plus what the plan puts there.
-  const leaving = new Set<string>([...p.stopped, ...p.preempted, ...(p.preemptions?.leaving ?? [])]);
-  const replaced = new Map<string, Readonly<Usage>>();
-  for (const a of p.updated) replaced.set(a.ID, allocUsage(a));
-  for (const a of p.inPlace) {
-    const tg = job ? groupOf(job, a.TaskGroup) : undefined;
-    replaced.set(a.ID, tg ? groupAllocation(tg).usage : allocUsage(a));
-  }
+  // Most parts only place: no set or map of what leaves or is replaced then.
+  const extra = p.preemptions?.leaving;
+  const leaving: ReadonlySet<string> =
+    p.stopped.length + p.preempted.length + (extra?.length ?? 0) === 0
+      ? NOTHING_LEAVES
+      : new Set<string>([...p.stopped, ...p.preempted, ...(extra ?? [])]);
   // The kept total, corrected by what the plan touches here: O(the plan's
   // part), not O(the node's allocations). Exact, as summing them was.
   const used = nodeLiveUsage(t.allocs, nodeID);
-  const counted = (id: string): AllocRow | undefined => {
-    const a = t.allocs.get(id);
-    return a && a.NodeID === nodeID && !isTerminalAlloc(a) ? a : undefined;
-  };
   for (const id of leaving) {
-    const a = counted(id);
+    const a = countedOn(t.allocs, nodeID, id);
     if (a) addUsage(used, allocUsage(a), -1);
   }
-  for (const [id, usage] of replaced) {
-    const a = leaving.has(id) ? undefined : counted(id);
-    if (!a) continue;
-    addUsage(used, allocUsage(a), -1);
-    addUsage(used, usage);
+  if (p.updated.length + p.inPlace.length > 0) {
+    const replaced = new Map<string, Readonly<Usage>>();
+    for (const a of p.updated) replaced.set(a.ID, allocUsage(a));
+    for (const a of p.inPlace) {
+      const tg = job ? groupOf(job, a.TaskGroup) : undefined;
+      replaced.set(a.ID, tg ? groupAllocation(tg).usage : allocUsage(a));
+    }
+    for (const [id, usage] of replaced) {
+      const a = leaving.has(id) ? undefined : countedOn(t.allocs, nodeID, id);
+      if (!a) continue;
+      addUsage(used, allocUsage(a), -1);
+      addUsage(used, usage);
+    }
   }
   for (const a of p.placed) addUsage(used, allocUsage(a));
   for (const placement of p.placements) {
@@ -429,9 +432,39 @@ function checkNode(
   // Which collision is reported depends on the order, which must be the
   // same live and after a snapshot restore: key order, read only when the
   // plan places something with ports here.
-  const onNode = { [Symbol.iterator]: () => t.allocs.by("node", nodeID)[Symbol.iterator]() };
-  const ports = placementPortCollision(node, onNode, leaving, p.placed, p.placements);
+  const ports = placementPortCollision(
+    node,
+    new AllocsOnNode(t.allocs, nodeID),
+    leaving,
+    p.placed,
+    p.placements,
+  );
   return ports ?? csiWriterConflict(t, p, job, leaving);
+}
+
+const NOTHING_LEAVES: ReadonlySet<string> = new Set();
+
+/*
+ * Module functions and a class rather than closures made per node part:
+ * tsx names every closure it compiles, a property write per creation.
+ */
+
+/** The allocation `id` when it is live on `nodeID` (counted in the node's kept total). */
+function countedOn(allocs: Table<AllocRow>, nodeID: string, id: string): AllocRow | undefined {
+  const a = allocs.get(id);
+  return a && a.NodeID === nodeID && !isTerminalAlloc(a) ? a : undefined;
+}
+
+/** The node's allocations in key order, looked up only if iterated. */
+class AllocsOnNode implements Iterable<AllocRow> {
+  constructor(
+    private readonly allocs: Table<AllocRow>,
+    private readonly nodeID: string,
+  ) {}
+
+  [Symbol.iterator](): Iterator<AllocRow> {
+    return this.allocs.by("node", this.nodeID)[Symbol.iterator]();
+  }
 }
 
 /**
