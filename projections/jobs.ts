@@ -429,7 +429,9 @@ function allocChanged(
   // One new row per change (a placement changes both), with the keys in
   // the order the row has them: the same row as spreading it twice.
   if (updated) {
-    const groups = { ...summary.Summary, [after!.TaskGroup]: updated };
+    // Assigned, not a computed key after the spread: V8 builds that literal on a slow path.
+    const groups: Record<string, TaskGroupSummary> = { ...summary.Summary };
+    groups[after!.TaskGroup] = updated;
     return { ...summary, Summary: groups, Activity: activity ?? summary.Activity, ModifyIndex: index };
   }
   return activity ? { ...summary, Activity: activity } : summary;
