@@ -296,24 +296,25 @@ function firstValues(tracked: Tracked, row: Row): Record<string, unknown> {
   const values: Record<string, unknown> = {};
   for (const field of tracked.fields) {
     const v = row[field];
-    if (
-      v !== undefined &&
-      v !== null &&
-      v !== "" &&
-      !(typeof v === "object" && Object.keys(v).length === 0)
-    ) {
+    if (v !== undefined && v !== null && v !== "" && !(typeof v === "object" && isEmpty(v))) {
       values[field] = v;
     }
   }
-  for (const [field, describeEntry] of Object.entries(tracked.lists)) {
+  for (const field in tracked.lists) {
     const list = (row[field] as readonly Row[] | null | undefined) ?? [];
-    if (list.length > 0) values[field] = list.map(describeEntry);
+    if (list.length > 0) values[field] = list.map(tracked.lists[field]!);
   }
   for (const field in tracked.derived) {
     const v = tracked.derived[field]!.value(row);
     if (v !== null && v !== undefined) values[field] = v;
   }
   return values;
+}
+
+/** Object.keys(v).length === 0 without the array: every new object's first values ask it. */
+function isEmpty(v: object): boolean {
+  for (const k in v) if (Object.hasOwn(v, k)) return false;
+  return true;
 }
 
 function anyChanged(fields: readonly string[], before: Row, after: Row): boolean {

@@ -407,16 +407,14 @@ function allocChanged(
   after: AllocRow | undefined,
   index: number,
 ): JobSummaryRow {
-  const live = (a: AllocRow | undefined) => (a && !isTerminalAlloc(a) ? 1 : 0);
-  const exists = (a: AllocRow | undefined) => (a ? 1 : 0);
-  const dLive = live(after) - live(before);
-  const dAll = exists(after) - exists(before);
-  let next = dLive !== 0 || dAll !== 0 ? withActivity(summary, { LiveAllocs: dLive, Allocs: dAll }) : summary;
-  if (!after) return next;
-  const group = next.Summary[after.TaskGroup];
-  if (!group) return next;
+  const dLive = liveAlloc(after) - liveAlloc(before);
+  const dAll = (after ? 1 : 0) - (before ? 1 : 0);
+  const activity = dLive !== 0 || dAll !== 0 ? addedAllocs(summary.Activity, dLive, dAll) : undefined;
+  const group = after ? summary.Summary[after.TaskGroup] : undefined;
   let updated: TaskGroupSummary | undefined;
-  if (!before) {
+  if (!after || !group) {
+    // Nothing of a group to count.
+  } else if (!before) {
     if (after.ClientStatus === "pending") {
       updated = { ...group, Starting: group.Starting + 1, Queued: Math.max(0, group.Queued - 1) };
     }
@@ -428,15 +426,38 @@ function allocChanged(
     if (g[dec] > 0) g[dec] -= 1;
     updated = g;
   }
+  // One new row per change (a placement changes both), with the keys in
+  // the order the row has them: the same row as spreading it twice.
   if (updated) {
-    next = { ...next, Summary: { ...next.Summary, [after.TaskGroup]: updated }, ModifyIndex: index };
+    // Assigned, not a computed key after the spread: V8 builds that literal on a slow path.
+    const groups: Record<string, TaskGroupSummary> = { ...summary.Summary };
+    groups[after!.TaskGroup] = updated;
+    return { ...summary, Summary: groups, Activity: activity ?? summary.Activity, ModifyIndex: index };
   }
-  return next;
+  return activity ? { ...summary, Activity: activity } : summary;
 }
 
-// Module-level, not a closure per call: under tsx (keepNames) each closure
-// created costs a defineProperty of its name, on every evaluation change.
-const liveEval = (e: EvaluationRow | undefined) => (e && !isTerminalEvalStatus(e.Status) ? 1 : 0);
+/**
+ * Module functions, not closures made per change: tsx names every closure
+ * it compiles, a property write per creation on the apply's hottest path.
+ */
+function liveAlloc(a: AllocRow | undefined): number {
+  return a && !isTerminalAlloc(a) ? 1 : 0;
+}
+
+function liveEval(e: EvaluationRow | undefined): number {
+  return e && !isTerminalEvalStatus(e.Status) ? 1 : 0;
+}
+
+/** withActivity's sums for an allocation change, without its delta object. */
+function addedAllocs(a: JobActivity, dLive: number, dAll: number): JobActivity {
+  return {
+    LiveAllocs: Math.max(0, a.LiveAllocs + dLive),
+    Allocs: Math.max(0, a.Allocs + dAll),
+    LiveEvals: Math.max(0, a.LiveEvals),
+    Evals: Math.max(0, a.Evals),
+  };
+}
 
 /** Nomad's nestedUpsertEval summary part (Queued from QueuedAllocations), plus the activity counts. */
 function evalChanged(

@@ -82,16 +82,31 @@ interface NodePart {
   preemptions?: PartPreemptions;
 }
 
+/**
+ * The list a part has no entry of: one shared, frozen array, replaced by a
+ * list of its own on the part's first entry (`added`). A plan record's
+ * parts are mostly one placement each: eight arrays per part were most of
+ * what grouping allocated.
+ */
+const NONE = Object.freeze([]) as never[];
+
 const emptyPart = (): NodePart => ({
-  placed: [],
-  placements: [],
-  updated: [],
-  inPlace: [],
-  stopped: [],
-  preempted: [],
-  disconnected: [],
-  reconnected: [],
+  placed: NONE,
+  placements: NONE,
+  updated: NONE,
+  inPlace: NONE,
+  stopped: NONE,
+  preempted: NONE,
+  disconnected: NONE,
+  reconnected: NONE,
 });
+
+/** `list` with `entry` at its end: the part's own list (NONE is never written). */
+function added<T>(list: T[], entry: T): T[] {
+  if (list === NONE) return [entry];
+  list.push(entry);
+  return list;
+}
 
 /**
  * Applies a plan result (Nomad's plan applier check plus UpsertPlanResults).
@@ -170,29 +185,48 @@ export function applyPlan(ctx: ApplyContext, t: PlanTables, plan: AllocsPlanAppl
     return a;
   };
   const taken = new Set<string>();
-  for (const a of plan.Placed) part(a.NodeID).placed.push(a);
+  for (const a of plan.Placed) {
+    const q = part(a.NodeID);
+    q.placed = added(q.placed, a);
+  }
   for (const p of plan.Placements ?? []) {
     if (allocs.has(p.ID) || taken.has(p.ID)) {
       refusedAllocs.push({ ID: p.ID, Reason: "allocation ID already exists" });
       continue;
     }
     taken.add(p.ID);
-    part(p.NodeID).placements.push(p);
+    const q = part(p.NodeID);
+    q.placements = added(q.placements, p);
   }
-  for (const a of plan.Updated) part(allocs.get(a.ID)!.NodeID).updated.push(a);
+  for (const a of plan.Updated) {
+    const q = part(allocs.get(a.ID)!.NodeID);
+    q.updated = added(q.updated, a);
+  }
   for (const id of plan.InPlace ?? []) {
     const a = current(id);
-    if (a) part(a.NodeID).inPlace.push(a);
+    if (!a) continue;
+    const q = part(a.NodeID);
+    q.inPlace = added(q.inPlace, a);
   }
-  for (const d of plan.Stopped) part(allocs.get(d.ID)!.NodeID).stopped.push(d.ID);
-  for (const d of plan.Preempted) part(allocs.get(d.ID)!.NodeID).preempted.push(d.ID);
+  for (const d of plan.Stopped) {
+    const q = part(allocs.get(d.ID)!.NodeID);
+    q.stopped = added(q.stopped, d.ID);
+  }
+  for (const d of plan.Preempted) {
+    const q = part(allocs.get(d.ID)!.NodeID);
+    q.preempted = added(q.preempted, d.ID);
+  }
   for (const d of plan.Disconnected ?? []) {
     const a = current(d.ID);
-    if (a) part(a.NodeID).disconnected.push({ row: a, followup: d.FollowupEvalID });
+    if (!a) continue;
+    const q = part(a.NodeID);
+    q.disconnected = added(q.disconnected, { row: a, followup: d.FollowupEvalID });
   }
   for (const id of plan.Reconnected ?? []) {
     const a = current(id);
-    if (a) part(a.NodeID).reconnected.push(a);
+    if (!a) continue;
+    const q = part(a.NodeID);
+    q.reconnected = added(q.reconnected, a);
   }
 
   if (plan.Preemptions) assignPreemptions(plan, allocs, placementNodes(parts.values()), part);
@@ -310,7 +344,7 @@ export function applyPlan(ctx: ApplyContext, t: PlanTables, plan: AllocsPlanAppl
       });
       linkPrevious(ctx, allocs, spec);
     }
-    const evicting = preemptedBy(p.preemptions);
+    const evicting = p.preemptions ? preemptedBy(p.preemptions) : NO_EVICTIONS;
     for (const placement of p.placements) {
       const row = placedRow(placement, plan, job!, nodes.get(placement.NodeID)!, nowNs, ctx.index, evicting);
       ctx.put(allocs, row);
@@ -394,29 +428,32 @@ function checkNode(
   if (adds === 0) return undefined;
   // What the node would run: its live allocations, minus what the plan stops
   // or replaces on it, plus what the plan puts there.
-  const leaving = new Set<string>([...p.stopped, ...p.preempted, ...(p.preemptions?.leaving ?? [])]);
-  const replaced = new Map<string, Readonly<Usage>>();
-  for (const a of p.updated) replaced.set(a.ID, allocUsage(a));
-  for (const a of p.inPlace) {
-    const tg = job ? groupOf(job, a.TaskGroup) : undefined;
-    replaced.set(a.ID, tg ? groupAllocation(tg).usage : allocUsage(a));
-  }
+  // Most parts only place: no set or map of what leaves or is replaced then.
+  const extra = p.preemptions?.leaving;
+  const leaving: ReadonlySet<string> =
+    p.stopped.length + p.preempted.length + (extra?.length ?? 0) === 0
+      ? NOTHING_LEAVES
+      : new Set<string>([...p.stopped, ...p.preempted, ...(extra ?? [])]);
   // The kept total, corrected by what the plan touches here: O(the plan's
   // part), not O(the node's allocations). Exact, as summing them was.
   const used = nodeLiveUsage(t.allocs, nodeID);
-  const counted = (id: string): AllocRow | undefined => {
-    const a = t.allocs.get(id);
-    return a && a.NodeID === nodeID && !isTerminalAlloc(a) ? a : undefined;
-  };
   for (const id of leaving) {
-    const a = counted(id);
+    const a = countedOn(t.allocs, nodeID, id);
     if (a) addUsage(used, allocUsage(a), -1);
   }
-  for (const [id, usage] of replaced) {
-    const a = leaving.has(id) ? undefined : counted(id);
-    if (!a) continue;
-    addUsage(used, allocUsage(a), -1);
-    addUsage(used, usage);
+  if (p.updated.length + p.inPlace.length > 0) {
+    const replaced = new Map<string, Readonly<Usage>>();
+    for (const a of p.updated) replaced.set(a.ID, allocUsage(a));
+    for (const a of p.inPlace) {
+      const tg = job ? groupOf(job, a.TaskGroup) : undefined;
+      replaced.set(a.ID, tg ? groupAllocation(tg).usage : allocUsage(a));
+    }
+    for (const [id, usage] of replaced) {
+      const a = leaving.has(id) ? undefined : countedOn(t.allocs, nodeID, id);
+      if (!a) continue;
+      addUsage(used, allocUsage(a), -1);
+      addUsage(used, usage);
+    }
   }
   for (const a of p.placed) addUsage(used, allocUsage(a));
   for (const placement of p.placements) {
@@ -429,9 +466,40 @@ function checkNode(
   // Which collision is reported depends on the order, which must be the
   // same live and after a snapshot restore: key order, read only when the
   // plan places something with ports here.
-  const onNode = { [Symbol.iterator]: () => t.allocs.by("node", nodeID)[Symbol.iterator]() };
-  const ports = placementPortCollision(node, onNode, leaving, p.placed, p.placements);
+  const ports = placementPortCollision(
+    node,
+    new AllocsOnNode(t.allocs, nodeID),
+    leaving,
+    p.placed,
+    p.placements,
+  );
   return ports ?? csiWriterConflict(t, p, job, leaving);
+}
+
+const NOTHING_LEAVES: ReadonlySet<string> = new Set();
+const NO_EVICTIONS: ReadonlyMap<string, readonly string[]> = new Map();
+
+/*
+ * Module functions and a class rather than closures made per node part:
+ * tsx names every closure it compiles, a property write per creation.
+ */
+
+/** The allocation `id` when it is live on `nodeID` (counted in the node's kept total). */
+function countedOn(allocs: Table<AllocRow>, nodeID: string, id: string): AllocRow | undefined {
+  const a = allocs.get(id);
+  return a && a.NodeID === nodeID && !isTerminalAlloc(a) ? a : undefined;
+}
+
+/** The node's allocations in key order, looked up only if iterated. */
+class AllocsOnNode implements Iterable<AllocRow> {
+  constructor(
+    private readonly allocs: Table<AllocRow>,
+    private readonly nodeID: string,
+  ) {}
+
+  [Symbol.iterator](): Iterator<AllocRow> {
+    return this.allocs.by("node", this.nodeID)[Symbol.iterator]();
+  }
 }
 
 /**

@@ -12,7 +12,12 @@ export class SortedList<T> {
   private chunks: T[][] = [];
   private count = 0;
 
-  constructor(private readonly compare: Compare<T>) {}
+  /** Ordered by compareStrings: searched without calls through `compare`. */
+  private readonly strings: boolean;
+
+  constructor(private readonly compare: Compare<T>) {
+    this.strings = (compare as unknown) === compareStrings;
+  }
 
   get size(): number {
     return this.count;
@@ -32,7 +37,7 @@ export class SortedList<T> {
     }
     const c = this.chunkFor(value);
     const chunk = this.chunks[c]!;
-    const i = lowerBound(chunk, value, this.compare);
+    const i = this.lowerBound(chunk, value);
     if (i < chunk.length && this.compare(chunk[i]!, value) === 0) {
       chunk[i] = value;
       return false;
@@ -49,7 +54,7 @@ export class SortedList<T> {
     if (this.chunks.length === 0) return false;
     const c = this.chunkFor(value);
     const chunk = this.chunks[c]!;
-    const i = lowerBound(chunk, value, this.compare);
+    const i = this.lowerBound(chunk, value);
     if (i >= chunk.length || this.compare(chunk[i]!, value) !== 0) return false;
     chunk.splice(i, 1);
     this.count--;
@@ -78,7 +83,7 @@ export class SortedList<T> {
       let i = 0;
       if (from !== undefined) {
         c = this.chunkFor(from);
-        i = lowerBound(this.chunks[c]!, from, this.compare);
+        i = this.lowerBound(this.chunks[c]!, from);
       }
       for (; c < this.chunks.length; c++, i = 0) {
         const chunk = this.chunks[c]!;
@@ -100,6 +105,7 @@ export class SortedList<T> {
 
   /** The chunk whose range holds `value` (the last chunk whose first value <= value). */
   private chunkFor(value: T): number {
+    if (this.strings) return lastChunkAtOrBefore(this.chunks as unknown as string[][], value as string);
     let lo = 0;
     let hi = this.chunks.length - 1;
     while (lo < hi) {
@@ -109,6 +115,39 @@ export class SortedList<T> {
     }
     return lo;
   }
+
+  private lowerBound(arr: T[], value: T): number {
+    if (this.strings) return lowerBoundString(arr as unknown as string[], value as string);
+    return lowerBound(arr, value, this.compare);
+  }
+}
+
+/*
+ * compareStrings's searches, with the comparison written inline: a call
+ * through `compare` is not inlined where both kinds of list share the
+ * search (it sees two functions), and primary keys are searched on every
+ * new row of a table (a plan record's placements). Same order, same answers.
+ */
+function lastChunkAtOrBefore(chunks: readonly (readonly string[])[], value: string): number {
+  let lo = 0;
+  let hi = chunks.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (chunks[mid]![0]! <= value) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+function lowerBoundString(arr: readonly string[], value: string): number {
+  let lo = 0;
+  let hi = arr.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (arr[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function lowerBound<T>(arr: T[], value: T, compare: Compare<T>): number {
