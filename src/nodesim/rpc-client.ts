@@ -54,14 +54,21 @@ export interface RpcClientOptions {
   readonly blockingSockets: number;
   /**
    * How long a short call (not a long poll, not one that waits on work
-   * elsewhere) may go unanswered before it fails as `timeout`, as a Nomad
-   * client's RPC gives up: a server that never answers one must show in the
-   * report as errors, not hang the node's loop (and a wave's report) forever.
+   * elsewhere) may go unanswered before it fails as `timeout`. A Nomad
+   * client sets no read deadline on an RPC and waits; this only bounds a
+   * call a server never answers, which must show in the report as an error
+   * rather than hang the node's loop (and a wave's report) forever.
    */
   readonly callTimeoutMs?: number;
 }
 
-const CALL_TIMEOUT_MS = 30_000;
+/**
+ * Far past any answer seen under load: Node.UpdateAlloc answers wait for
+ * their record to be durable and applied, and took up to 88 s in the
+ * 5,000-node placement burst (a 30 s bound cut 1,885 of them, and the
+ * updates they carried were sent again).
+ */
+const CALL_TIMEOUT_MS = 300_000;
 
 /**
  * The client RPC over HTTP (`PUT /v1/rpc/<Service.Method>`), for thousands
