@@ -34,7 +34,7 @@ export interface LoadResult {
  * The client side of the HTTP benchmarks, run in a worker thread so the
  * load it generates does not share the server's event loop.
  */
-async function run(job: LoadJob): Promise<LoadResult> {
+export async function run(job: LoadJob): Promise<LoadResult> {
   const target = new URL(job.url);
   const agent = new Agent({ keepAlive: true, maxSockets: job.concurrency });
   const send = (call: LoadCall) =>
@@ -105,4 +105,14 @@ if (parentPort) {
     (result) => port.postMessage(result),
     (err: Error) => port.postMessage({ error: err.message }),
   );
+}
+
+// Forked by http-load.ts (loadFromProcess): one job over IPC, its result back, then exit.
+if (process.send && process.argv.includes("--http-load-process")) {
+  process.once("message", (job: LoadJob) => {
+    run(job).then(
+      (result) => process.send!({ result }, () => process.exit(0)),
+      (err: Error) => process.send!({ error: err.stack ?? String(err) }, () => process.exit(1)),
+    );
+  });
 }

@@ -1,6 +1,7 @@
+import { fork } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { LoadCall, LoadJob, LoadResult } from "./http-load-worker.ts";
 
@@ -55,4 +56,39 @@ export async function load(
   } finally {
     await worker.terminate();
   }
+}
+
+/**
+ * The same as `load`, from a child process: the server's process then does
+ * nothing but serve, so its process.cpuUsage() over the run is the cost of
+ * the calls.
+ */
+export async function loadFromProcess(
+  url: string,
+  calls: readonly LoadCall[],
+  options: { concurrency: number },
+): Promise<LoadResult> {
+  const job: LoadJob = { url, calls, concurrency: options.concurrency, durationMs: 0, warmupMs: 0 };
+  const child = fork(fileURLToPath(WORKER_ENTRY), ["--http-load-process"], {
+    // tsx is resolved from the project's root.
+    cwd: join(import.meta.dirname, "../.."),
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    // The latencies are a Float64Array: structured clone keeps it one.
+    serialization: "advanced",
+  });
+  const result = await new Promise<LoadResult & { error?: string }>((resolve, reject) => {
+    let settled = false;
+    child.on("message", (m: { result?: LoadResult; error?: string }) => {
+      settled = true;
+      if (m.error !== undefined) reject(new Error(`load process failed: ${m.error}`));
+      else resolve(m.result!);
+    });
+    child.on("exit", (code) => {
+      if (!settled) reject(new Error(`load process exited with ${code}`));
+    });
+    child.send(job);
+  });
+  if (result.errors > 0) throw new Error(`${result.errors} requests failed, first: ${result.firstError}`);
+  return result;
 }

@@ -19,6 +19,7 @@ import { benchPipeline, type PipelineBenchOptions } from "../bench/pipeline-benc
 import { benchPorts } from "../bench/ports-bench.ts";
 import { benchPreferences, flatPreferencesFigures } from "../bench/preferences-bench.ts";
 import { benchRegistration, type RegistrationBenchOptions } from "../bench/registration-bench.ts";
+import { benchRpcCost } from "../bench/rpc-cost-bench.ts";
 import { benchScheduler } from "../bench/scheduler-bench.ts";
 import { benchVisible } from "../bench/store-bench.ts";
 import { benchVariables } from "../bench/variables-bench.ts";
@@ -35,6 +36,7 @@ const USAGE = `Usage: chronomad bench [--json] [--eval-delete | --all]
        chronomad bench --log-open [--log-sizes MB,MB,...] [--json]
        chronomad bench --history-read [--transitions N] [--json]
        chronomad bench --csi [--json]
+       chronomad bench --rpc-cost [--json]
 
 Runs chronomad's benchmarks (file log appends, replay, append-to-visible,
 filters, event stream, heartbeats, ACLs, scheduler, job registrations,
@@ -101,6 +103,13 @@ the job's registration, releases/s from its stop, and the time from one
 allocation's stop to its claim freed (p50/p99); then 1,000 idle volumes:
 RSS and heap growth per volume, and the volume watcher's passes (0).
 
+The client RPC cost benchmark alone (--rpc-cost): 1,000 ready nodes with
+one allocation each; then Node.UpdateStatus, Node.GetClientAllocs,
+Alloc.GetAllocs, 20,000 calls each by 16 keep-alive clients in another
+process, and Node.UpdateAlloc, 5,000 calls by 192 (it answers after its
+50 ms window): the server's CPU time per call (every thread, and the
+main thread's alone), calls/s, p50/p99 latency.
+
 The file log open benchmark alone (--log-open): one file log grown to each
 size in turn (default 100, 1024 and 5120 MB of 1 KiB records; --log-sizes
 to change them), opened in a fresh process (median of three, right
@@ -159,6 +168,10 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
       { module: "./csi-bench.ts", exported: "benchCSI", args: [{}], progressAt: 1, label: "csi" },
       ["--expose-gc"],
     );
+    return report(figures, json, out, false);
+  }
+  if (parsed.rpcCost) {
+    figures.rpc_cost = await benchRpcCost({ progress });
     return report(figures, json, out, false);
   }
   if (parsed.ports) {
@@ -265,6 +278,8 @@ interface BenchArgs {
   readonly ports: boolean;
   /** Only the CSI claims benchmark. */
   readonly csi: boolean;
+  /** Only the client RPC cost benchmark. */
+  readonly rpcCost: boolean;
   /** Only the file log open benchmark, at these sizes (MB). */
   readonly logOpen: readonly number[] | undefined;
   /** Only the history benchmark, with this many transitions. */
@@ -285,6 +300,7 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
     "--history-read",
     "--csi",
     "--pipeline",
+    "--rpc-cost",
   ];
   const valued = [
     "--vs",
@@ -362,6 +378,7 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
     preferences: seen.has("--preferences") && !registrationOnly,
     ports: seen.has("--ports"),
     csi: seen.has("--csi"),
+    rpcCost: seen.has("--rpc-cost"),
     logOpen: seen.has("--log-open") ? sizes : undefined,
     historyRead: seen.has("--history-read") ? (transitions ?? 2_000_000) : undefined,
   };

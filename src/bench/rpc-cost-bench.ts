@@ -1,0 +1,211 @@
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { newAllocation } from "../../streams/allocs.ts";
+import type { RunningServer } from "../server.ts";
+import { writeEvents } from "../store/writer.ts";
+import { startBenchServer } from "./bench-server.ts";
+import { load, loadFromProcess } from "./http-load.ts";
+import type { LoadCall } from "./http-load-worker.ts";
+import { percentile } from "./percentile.ts";
+
+export interface RpcCostOptions {
+  readonly nodes?: number;
+  /** Calls of each method in the measured run. */
+  readonly calls?: number;
+  readonly concurrency?: number;
+  readonly progress?: (what: string) => void;
+}
+
+/** One client RPC method, called back to back by keep-alive clients in another process. */
+export interface RpcMethodCost {
+  readonly calls: number;
+  readonly concurrency: number;
+  readonly calls_per_s: number;
+  /** The server process's CPU time (user + system, every thread) per call. */
+  readonly server_cpu_us_per_call: number;
+  /** The main thread's part of it (Linux: /proc/self/task/<pid>/stat, 10 ms ticks; -1 elsewhere). */
+  readonly main_thread_cpu_us_per_call: number;
+  readonly p50_ms: number;
+  readonly p99_ms: number;
+}
+
+/** `nodes`, and each method's figures as `<method>.<figure>` (flat, as the bench table prints one level). */
+export type RpcCostFigures = Readonly<Record<string, number>>;
+
+interface BenchNode {
+  readonly id: string;
+  readonly secret: string;
+  allocID: string;
+}
+
+/**
+ * What one client RPC costs the server: `nodes` registered nodes, ready, one
+ * allocation each; then each method in turn (Node.UpdateStatus heartbeats
+ * that change nothing, Node.UpdateAlloc reporting the allocation running,
+ * Node.GetClientAllocs and Alloc.GetAllocs answered at once) called `calls`
+ * times round-robin over the nodes by `concurrency` keep-alive clients in a
+ * child process, after a warm-up pass. The server runs in this process and
+ * does nothing else meanwhile, so its CPU time over the run is the calls'.
+ */
+export async function benchRpcCost(options: RpcCostOptions = {}): Promise<RpcCostFigures> {
+  const count = options.nodes ?? 1_000;
+  const total = options.calls ?? 20_000;
+  const concurrency = options.concurrency ?? 16;
+  const progress = options.progress ?? (() => undefined);
+  const dir = await mkdtemp(join(tmpdir(), "chronomad-bench-rpc-cost-"));
+  const server = await startBenchServer(["--data-dir", dir]);
+  const url = `http://${server.address}`;
+  try {
+    const nodes: BenchNode[] = Array.from({ length: count }, () => ({
+      id: randomUUID(),
+      secret: randomUUID(),
+      allocID: "",
+    }));
+    progress(`rpc cost: registering ${count} nodes`);
+    await load(url, nodes.map(registerCall), { concurrency: 32 });
+    await load(url, nodes.map(heartbeatCall), { concurrency: 32 });
+    await placeOneAllocEach(server, nodes);
+
+    const figures: Record<string, number> = { nodes: count };
+    // Node.UpdateAlloc answers after its 50 ms coalescing window: 16 clients
+    // would take a minute, longer than a node's heartbeat TTL, so it gets
+    // more clients in flight (each a different node's) and fewer calls.
+    const updates = { calls: Math.ceil(total / 4), concurrency: Math.min(count, concurrency * 12) };
+    const plan: [string, (n: BenchNode) => LoadCall, { calls: number; concurrency: number }][] = [
+      ["Node.UpdateStatus", heartbeatCall, { calls: total, concurrency }],
+      ["Node.UpdateAlloc", updateAllocCall, updates],
+      ["Node.GetClientAllocs", clientAllocsCall, { calls: total, concurrency }],
+      ["Alloc.GetAllocs", getAllocsCall, { calls: total, concurrency }],
+    ];
+    for (const [method, call, size] of plan) {
+      const calls = Array.from({ length: size.calls }, (_, i) => call(nodes[i % count]!));
+      progress(`rpc cost: ${method}, ${size.calls} calls by ${size.concurrency} clients`);
+      // Nodes stay ready (a down node's updates are refused) however long the previous method took.
+      await load(url, nodes.map(heartbeatCall), { concurrency: 32 });
+      await loadFromProcess(url, calls.slice(0, Math.min(size.calls, 2_000)), size);
+      const main0 = mainThreadCpuUs();
+      const cpu0 = process.cpuUsage();
+      const run = await loadFromProcess(url, calls, size);
+      const cpu = process.cpuUsage(cpu0);
+      const main = mainThreadCpuUs() - main0;
+      const latencies = [...run.latencies];
+      const cost: RpcMethodCost = {
+        calls: size.calls,
+        concurrency: size.concurrency,
+        calls_per_s: Math.round(size.calls / run.seconds),
+        server_cpu_us_per_call: round1((cpu.user + cpu.system) / size.calls),
+        main_thread_cpu_us_per_call: Number.isNaN(main) ? -1 : round1(main / size.calls),
+        p50_ms: percentile(latencies, 0.5),
+        p99_ms: percentile(latencies, 0.99),
+      };
+      for (const [figure, value] of Object.entries(cost)) figures[`${method}.${figure}`] = value;
+    }
+    return figures;
+  } finally {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The main thread's CPU time (user + system, µs) from Linux's per-thread
+ * stat (the main thread's id is the process's); NaN where there is none.
+ * process.cpuUsage counts the scheduler and log threads too.
+ */
+function mainThreadCpuUs(): number {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
+  } catch {
+    return Number.NaN;
+  }
+  // After the command name, in parentheses: state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // Linux reports them in USER_HZ, 100 a second on every architecture Node runs on.
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+const round1 = (n: number) => Math.round(n * 10) / 10;
+
+/** One running allocation per node, written as the plan applier writes placements. */
+async function placeOneAllocEach(server: RunningServer, nodes: BenchNode[]): Promise<void> {
+  const now = Date.now();
+  const job = {
+    ID: "rpc-cost",
+    Namespace: "default",
+    Type: "service",
+    Priority: 50,
+    Version: 0,
+    CreateIndex: 1,
+    ModifyIndex: 1,
+    JobModifyIndex: 1,
+    TaskGroups: [{ Name: "web", Count: nodes.length }],
+  };
+  const allocs = nodes.map((n, i) => {
+    n.allocID = randomUUID();
+    return newAllocation({
+      ID: n.allocID,
+      Namespace: "default",
+      JobID: job.ID,
+      Name: `rpc-cost.web[${i}]`,
+      TaskGroup: "web",
+      NodeID: n.id,
+      Job: job,
+      CreateTime: now * 1e6,
+    });
+  });
+  const { outcomes } = await writeEvents(server.store, now, { kind: "server", id: "bench" }, [
+    {
+      type: "AllocsPlanApplied",
+      v: 1,
+      data: { EvalID: "", Placed: allocs, Updated: [], Stopped: [], Preempted: [] },
+    },
+  ]);
+  if (outcomes[0]?.status !== "applied") throw new Error("placing the benchmark allocations failed");
+}
+
+const registerCall = (n: BenchNode): LoadCall => ({
+  path: "/v1/rpc/Node.Register",
+  token: n.secret,
+  body: JSON.stringify({
+    Node: {
+      ID: n.id,
+      SecretID: n.secret,
+      Datacenter: "dc1",
+      Name: `bench-${n.id.slice(0, 8)}`,
+      HTTPAddr: "10.0.0.1:4646",
+      Attributes: { "kernel.name": "linux", "nomad.version": "1.6.1" },
+      Status: "initializing",
+    },
+  }),
+});
+
+const heartbeatCall = (n: BenchNode): LoadCall => ({
+  path: "/v1/rpc/Node.UpdateStatus",
+  token: n.secret,
+  body: JSON.stringify({ NodeID: n.id, Status: "ready" }),
+});
+
+const clientAllocsCall = (n: BenchNode): LoadCall => ({
+  path: "/v1/rpc/Node.GetClientAllocs",
+  token: n.secret,
+  body: JSON.stringify({ NodeID: n.id, MinQueryIndex: 0 }),
+});
+
+const getAllocsCall = (n: BenchNode): LoadCall => ({
+  path: "/v1/rpc/Alloc.GetAllocs",
+  token: n.secret,
+  body: JSON.stringify({ AllocIDs: [n.allocID], MinQueryIndex: 0 }),
+});
+
+/** The allocation reported running, as a client reports it after each task event. */
+const updateAllocCall = (n: BenchNode): LoadCall => ({
+  path: "/v1/rpc/Node.UpdateAlloc",
+  token: n.secret,
+  body: JSON.stringify({
+    Alloc: [{ ID: n.allocID, NodeID: n.id, ClientStatus: "running", TaskStates: {} }],
+  }),
+});

@@ -1,0 +1,23 @@
+import { describe, expect, it } from "vitest";
+import { benchRpcCost } from "../../src/bench/rpc-cost-bench.ts";
+
+describe("client RPC cost benchmark", () => {
+  it("calls each client RPC from another process, every call answered, and reports the server's CPU per call", async () => {
+    const figures = await benchRpcCost({ nodes: 20, calls: 200, concurrency: 4 });
+    expect(figures.nodes).toBe(20);
+    for (const method of [
+      "Node.UpdateStatus",
+      "Node.UpdateAlloc",
+      "Node.GetClientAllocs",
+      "Alloc.GetAllocs",
+    ]) {
+      // A failed call throws; each method ran its calls and the server spent CPU on them.
+      expect(figures[`${method}.calls`]).toBeGreaterThan(0);
+      expect(figures[`${method}.calls_per_s`]).toBeGreaterThan(0);
+      expect(figures[`${method}.server_cpu_us_per_call`]).toBeGreaterThan(0);
+      expect(figures[`${method}.main_thread_cpu_us_per_call`]).not.toBeUndefined();
+    }
+    expect(figures["Node.UpdateAlloc.calls"]).toBe(50);
+    expect(figures["Node.UpdateAlloc.concurrency"]).toBe(20);
+  }, 180_000);
+});
