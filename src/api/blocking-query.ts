@@ -75,14 +75,16 @@ export async function runBlocking<T>(
   watches: readonly Watch[],
   run: () => ReadResult<T> | Promise<ReadResult<T>>,
 ): Promise<ReadResult<T>> {
+  // The past does not change: a read at an index answers at once, as does
+  // one with no index to wait past. Those need no watch.
+  const past = request.view?.atIndex !== undefined;
+  if (minIndex <= 0 || past) return run();
   // Armed before each run, so a change applied while the read runs (it may
   // yield) or before the wait begins still wakes it.
   let change = armChange(ctx, watches);
   try {
     let result = await run();
-    // The past does not change: a read at an index answers at once.
-    const past = request.view?.atIndex !== undefined;
-    if (minIndex > 0 && result.index <= minIndex && !past) {
+    if (result.index <= minIndex) {
       const deadline = Date.now() + waitMs + Math.random() * (waitMs / JITTER_FRACTION);
       while (result.index <= minIndex && !callerGone(request)) {
         const remaining = deadline - Date.now();

@@ -70,12 +70,34 @@ export function measureRpcRate(
   request: { readonly method: string; readonly url: string; readonly ip: string },
   identity: AuthenticatedIdentity | undefined,
 ): void {
-  const endpoint = rpcEndpoint(request.url);
-  if (!endpoint) return;
-  const name = `nomad.rpc.${endpoint}.${rpcOperation(request.method, request.url)}`;
+  const name = rpcRateName(request.method, request.url);
+  if (name === null) return;
   if (!options.aclEnabled || options.disableLabels || !identity) {
     metrics.incr(name);
     return;
   }
   metrics.incr(name, 1, { identity: identity.label || request.ip });
+}
+
+/**
+ * The metric's name for a route (null: no RPC), worked out once per method
+ * and route pattern: routes are a fixed set, and every request asked it
+ * again (a prefix search, a split and a regular expression).
+ */
+const namesByRoute = new Map<string, Map<string, string | null>>();
+
+function rpcRateName(method: string, url: string): string | null {
+  // Route patterns, not paths, and the few methods each serves: bounded.
+  let byMethod = namesByRoute.get(url);
+  if (byMethod === undefined) {
+    byMethod = new Map();
+    namesByRoute.set(url, byMethod);
+  }
+  let name = byMethod.get(method);
+  if (name === undefined) {
+    const endpoint = rpcEndpoint(url);
+    name = endpoint ? `nomad.rpc.${endpoint}.${rpcOperation(method, url)}` : null;
+    byMethod.set(method, name);
+  }
+  return name;
 }

@@ -110,5 +110,15 @@ function respond(request: FastifyRequest, reply: FastifyReply, body: Record<stri
 
 function isMsgpack(request: FastifyRequest): boolean {
   const type = request.headers["content-type"];
-  return typeof type === "string" && type.split(";")[0]!.trim().toLowerCase() === MSGPACK;
+  if (typeof type !== "string") return false;
+  // Asked twice per call (parsing, replying) with the few values clients send.
+  let msgpack = msgpackTypes.get(type);
+  if (msgpack === undefined) {
+    msgpack = type.split(";")[0]!.trim().toLowerCase() === MSGPACK;
+    if (msgpackTypes.size >= 64) msgpackTypes.clear();
+    msgpackTypes.set(type, msgpack);
+  }
+  return msgpack;
 }
+
+const msgpackTypes = new Map<string, boolean>();
