@@ -7,7 +7,7 @@ import type { Table } from "../../store/table.ts";
 interface Proven {
   /** The stored hash it was proven against: a row with another one is another secret. */
   readonly hash: string;
-  readonly secret: Buffer;
+  readonly secret: string;
 }
 
 /**
@@ -29,9 +29,9 @@ const provenByRow = new WeakMap<NodeSecretRow, Proven>();
 /** Whether `secret` is the secret whose hash `row` stores. */
 export function nodeSecretProven(secret: string, row: NodeSecretRow): boolean {
   const proven = provenByRow.get(row);
-  if (proven !== undefined && proven.hash === row.SecretIDHash) return sameBytes(proven.secret, secret);
+  if (proven !== undefined && proven.hash === row.SecretIDHash) return sameSecret(proven.secret, secret);
   if (!nodeSecretMatches(secret, row.SecretIDHash)) return false;
-  provenByRow.set(row, { hash: row.SecretIDHash, secret: Buffer.from(secret, "utf8") });
+  provenByRow.set(row, { hash: row.SecretIDHash, secret });
   return true;
 }
 
@@ -56,15 +56,22 @@ export function nodeSecretRowOf(secrets: Table<NodeSecretRow>, secret: string): 
   const presented = hashNodeSecret(secret);
   const [row] = secrets.by("hash", presented);
   if (!row || !sameHash(presented, row.SecretIDHash)) return undefined;
-  provenByRow.set(row, { hash: row.SecretIDHash, secret: Buffer.from(secret, "utf8") });
+  provenByRow.set(row, { hash: row.SecretIDHash, secret });
   if (rowBySecret.size >= MAX_REMEMBERED) rowBySecret.clear();
   rowBySecret.set(secret, row);
   return row;
 }
 
-function sameBytes(known: Buffer, presented: string): boolean {
-  const bytes = Buffer.from(presented, "utf8");
-  return bytes.length === known.length && timingSafeEqual(bytes, known);
+/**
+ * Constant-time string equality: every character is compared whatever the
+ * first difference (no early exit, no branch on the characters), without
+ * the two buffers timingSafeEqual would need per call.
+ */
+function sameSecret(known: string, presented: string): boolean {
+  if (known.length !== presented.length) return false;
+  let diff = 0;
+  for (let i = 0; i < known.length; i++) diff |= known.charCodeAt(i) ^ presented.charCodeAt(i);
+  return diff === 0;
 }
 
 function sameHash(a: string, b: string): boolean {

@@ -80,12 +80,12 @@ async function writeStatusChange(
   node: NodeRow,
   body: UpdateStatusBody,
 ): Promise<StatusWrite | "raced"> {
-  // Only a reconnecting node needs its allocations looked at.
-  const allocsOnNode = () => api.tables.allocs.by("node", node.ID);
+  // Only a reconnecting node needs its allocations looked at. (No closure
+  // for it: made on every heartbeat, it cost an allocation and tsx's __name.)
   const next = statusAfterClientUpdate(
     node,
     body.Status as NodeStatus,
-    node.Status === "initializing" ? allocsOnNode() : [],
+    node.Status === "initializing" ? api.tables.allocs.by("node", node.ID) : [],
   );
   if (next === node.Status) return { next, index: 0, evalIDs: [] };
   const now = api.clock.now();
@@ -110,7 +110,7 @@ async function writeStatusChange(
     ? nodeUpdateEvals(
         node.ID,
         node.ModifyIndex,
-        allocsOnNode(),
+        api.tables.allocs.by("node", node.ID),
         now,
         randomUUID,
         systemJobsIn(api.tables.jobs, node.Datacenter, node.NodePool),
