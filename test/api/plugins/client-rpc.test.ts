@@ -413,6 +413,35 @@ describe("client RPC: authentication by the node's own secret", () => {
     ).toBe(403);
   });
 
+  it("refuses a secret it accepted before once the node is gone or registered again with another", async () => {
+    const s = await start({ deps: { clock: new VirtualClock() } });
+    const node = await readyNode(s);
+    const other = await readyNode(s);
+    const alloc = await placeAlloc(s, { NodeID: other.id });
+    const calls = (n: TestNode): [string, unknown][] => [
+      ["Node.UpdateStatus", { NodeID: n.id, Status: "ready" }],
+      ["Node.GetClientAllocs", { NodeID: n.id }],
+      ["Alloc.GetAllocs", { AllocIDs: [alloc.ID] }],
+    ];
+    // Accepted, so remembered as proven.
+    for (const [method, body] of calls(node)) {
+      expect((await node.rpc(method, body)).status, method).toBe(200);
+      expect((await node.rpc(method, body)).status, method).toBe(200);
+    }
+    expect((await node.rpc("Node.Deregister", { NodeID: node.id })).status).toBe(200);
+    expect((await node.rpc("Node.UpdateStatus", { NodeID: node.id, Status: "ready" })).status).toBe(404);
+    expect((await node.rpc("Alloc.GetAllocs", { AllocIDs: [alloc.ID] })).status).toBe(403);
+
+    // The same node ID comes back with a new secret: only the new one is accepted.
+    const again = new TestNode(s, { id: node.id, secret: "11111111-1111-4111-8111-111111111111" });
+    expect((await again.register()).status).toBe(200);
+    for (const [method, body] of calls(node)) {
+      expect((await node.rpc(method, body)).status, `${method}, old secret`).toBe(403);
+      expect((await again.rpc(method, body)).status, `${method}, new secret`).toBe(200);
+      expect((await node.rpc(method, body)).status, `${method}, old secret after the new`).toBe(403);
+    }
+  });
+
   it("refuses an update of another node's allocation", async () => {
     const clock = new VirtualClock();
     const s = await start({ deps: { clock } });
