@@ -19,8 +19,16 @@ import {
   workloadSize,
 } from "../nodesim/workload.ts";
 import { Store } from "../store/store.ts";
-import { dirBytes, type LoopDelay, processCpuSeconds, serverGauges, startLoadServer } from "./load-server.ts";
+import {
+  dirBytes,
+  type LoopDelay,
+  processCpuSeconds,
+  type ServerRpcTiming,
+  serverGauges,
+  startLoadServer,
+} from "./load-server.ts";
 import { type LogCensus, logCensus } from "./log-census.ts";
+import { loopDelayWindow } from "./loop-delay-window.ts";
 
 export interface LoadRunOptions {
   readonly nodes: number;
@@ -59,8 +67,19 @@ export interface LoadRunFigures {
   readonly burst: {
     /** Allocations placed from the first registration until all ran, per second up to the last of them. */
     readonly placements_per_s: number | null;
+    /** The server's main event loop. */
     readonly loop: LoopDelay;
+    /** Node.UpdateStatus round trips as the simulated nodes timed them. */
     readonly heartbeat: { p50_ms: number; p99_ms: number; max_ms: number; count: number };
+    /**
+     * The simulator's own event loop (this process): its delay is in every
+     * round trip above, as a real client's loop would not be.
+     */
+    readonly sim_loop: LoopDelay;
+    /** CPU seconds (user + system) the simulator used over the burst. */
+    readonly sim_cpu_s: number;
+    /** By client RPC method, the server's time from a request's headers read to its reply sent. */
+    readonly server_rpc: Readonly<Record<string, ServerRpcTiming>>;
   } | null;
   /** Nodes the server declared down before the disconnect wave (with enough capacity, none). */
   readonly nodes_down_before_wave: number;
@@ -189,8 +208,10 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     o.progress(`${o.nodes} nodes ready in ${mark.register}s`);
 
     // Placement: the burst, with the server's event loop and the nodes' heartbeats measured over it.
-    await server.loopDelay();
+    await server.phase();
     sim.counters.beginWindow();
+    const simLoop = loopDelayWindow();
+    const simCpu = process.cpuUsage();
     t = performance.now();
     burstFrom = Date.now();
     await registerJobs(server.url, jobs);
@@ -200,7 +221,23 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     const placed = await until(() => live() >= runningTarget, o.placeTimeoutMs);
     mark.place_to_running = since(t);
     burstTo = Date.now();
-    burstFigures = { loop: await server.loopDelay(), heartbeat: sim.counters.endWindow() };
+    const heartbeat = sim.counters.endWindow();
+    const sim_loop = simLoop.end();
+    const cpu = process.cpuUsage(simCpu);
+    const serverPhase = await server.phase();
+    burstFigures = {
+      loop: serverPhase.loop,
+      heartbeat,
+      sim_loop,
+      sim_cpu_s: Math.round((cpu.user + cpu.system) / 1e4) / 100,
+      server_rpc: serverPhase.rpc,
+    };
+    const hbServer = serverPhase.rpc["Node.UpdateStatus"];
+    o.progress(
+      `burst: heartbeat p50/p99 ${heartbeat.p50_ms}/${heartbeat.p99_ms} ms (${heartbeat.count}); ` +
+        `server side p50/p99 ${hbServer?.p50_ms ?? "-"}/${hbServer?.p99_ms ?? "-"} ms (${hbServer?.count ?? 0}); ` +
+        `server loop p99 ${serverPhase.loop.p99_ms} ms; simulator loop p50/p99 ${sim_loop.p50_ms}/${sim_loop.p99_ms} ms`,
+    );
     if (!placed)
       notes.push(`only ${live()} of ${runningTarget} allocations ran within the placement timeout`);
     o.progress(`${live()}/${runningTarget} allocations running after ${mark.place_to_running}s`);

@@ -16,13 +16,29 @@ export interface LoopDelay {
   readonly count: number;
 }
 
+/** A client RPC method's server-side time: from the request's headers read by the server to its reply sent. */
+export interface ServerRpcTiming {
+  readonly count: number;
+  readonly p50_ms: number;
+  readonly p99_ms: number;
+  readonly max_ms: number;
+}
+
+/** What the server's probe measured over a phase. */
+export interface ServerPhase {
+  readonly loop: LoopDelay;
+  /** By client RPC method (`Node.UpdateStatus`, ...), the calls answered in the phase. */
+  readonly rpc: Readonly<Record<string, ServerRpcTiming>>;
+}
+
 export interface LoadServer {
   readonly child: ChildProcess;
   /**
-   * The main event loop's delay since the last call (src/bench/loop-delay-probe.mjs,
-   * preloaded into the server): call once to start a phase, once to end it.
+   * The main event loop's delay and the client RPCs' server-side times since
+   * the last call (src/bench/loop-delay-probe.mjs, preloaded into the
+   * server): call once to start a phase, once to end it.
    */
-  loopDelay(): Promise<LoopDelay>;
+  phase(): Promise<ServerPhase>;
   readonly url: string;
   /** Resolves with the exit code once the process ended. */
   readonly exited: Promise<number | null>;
@@ -75,15 +91,18 @@ export async function startLoadServer(args: readonly string[], dataDir: string):
     child,
     url,
     exited,
-    loopDelay: async () => {
+    phase: async () => {
       seq++;
       child.kill("SIGUSR2");
       for (let waited = 0; waited < 10_000; waited += 20) {
         // Not there yet, or (written by an older probe) not whole yet: read again.
         const figures = await readFile(probeFile, "utf8")
-          .then((text) => JSON.parse(text) as LoopDelay & { seq: number })
+          .then((text) => JSON.parse(text) as ProbeFile)
           .catch(() => undefined);
-        if (figures && figures.seq >= seq) return figures;
+        if (figures && figures.seq >= seq) {
+          const { p50_ms, p99_ms, max_ms, count, rpc } = figures;
+          return { loop: { p50_ms, p99_ms, max_ms, count }, rpc };
+        }
         await new Promise((r) => setTimeout(r, 20));
       }
       throw new Error("the server's event-loop probe did not answer");
@@ -93,6 +112,12 @@ export async function startLoadServer(args: readonly string[], dataDir: string):
       return exited;
     },
   };
+}
+
+/** What loop-delay-probe.mjs writes. */
+interface ProbeFile extends LoopDelay {
+  readonly seq: number;
+  readonly rpc: Record<string, ServerRpcTiming>;
 }
 
 export interface ServerGauges {
