@@ -98,7 +98,8 @@ export function goals(
   return out;
 }
 
-const serverTime = (t: ServerRpcTiming | undefined) => (t ? `${t.p50_ms} / ${t.p99_ms} / ${t.max_ms}` : "—");
+const serverTime = (t: Omit<ServerRpcTiming, "sent_to_read"> | undefined) =>
+  t ? `${t.p50_ms} / ${t.p99_ms} / ${t.max_ms}` : "—";
 const mib = (b: number) => Math.round(b / 2 ** 20);
 const pct = (f: number) => `${Math.round(f * 1000) / 10}%`;
 const n = (v: number | null | undefined) => (v === null || v === undefined ? "—" : v.toLocaleString("en-US"));
@@ -126,6 +127,9 @@ export function toMarkdown(report: LoadBenchReport): string {
     head,
     sep,
     row("nodes", (r) => n(r.nodes)),
+    row("heartbeats sent from", (r) =>
+      r.heartbeat_thread ? "their own thread" : "the simulator's main thread",
+    ),
     row(
       "allocations desired / placed / running",
       (r) => `${n(r.allocs_desired)} / ${n(r.allocs_placed)} / ${n(r.allocs_running)}`,
@@ -163,12 +167,19 @@ export function toMarkdown(report: LoadBenchReport): string {
     row("burst: Node.UpdateStatus server time p50 / p99 / max (ms)", (r) =>
       serverTime(r.burst?.server_rpc["Node.UpdateStatus"]),
     ),
+    row("burst: Node.UpdateStatus sent → read by the server p50 / p99 / max (ms)", (r) =>
+      serverTime(r.burst?.server_rpc["Node.UpdateStatus"]?.sent_to_read),
+    ),
     row("burst: server event-loop delay p50 / p99 / max (ms)", (r) =>
       r.burst ? `${r.burst.loop.p50_ms} / ${r.burst.loop.p99_ms} / ${r.burst.loop.max_ms}` : "—",
     ),
     row("burst: simulator event-loop delay p50 / p99 / max (ms)", (r) =>
       r.burst ? `${r.burst.sim_loop.p50_ms} / ${r.burst.sim_loop.p99_ms} / ${r.burst.sim_loop.max_ms}` : "—",
     ),
+    row("burst: simulator heartbeat thread event-loop delay p50 / p99 / max (ms)", (r) => {
+      const l = r.burst?.sim_heartbeat_loop;
+      return l ? `${l.p50_ms} / ${l.p99_ms} / ${l.max_ms}` : "—";
+    }),
     row("burst: simulator CPU (s)", (r) => n(r.burst?.sim_cpu_s)),
     ...burstMethods.map((m) =>
       row(`burst: ${m} server time p50 / p99 / max (ms), calls`, (r) => {

@@ -41,6 +41,8 @@ export interface LoadRunOptions {
   /** Extra `serve` flags (heartbeat settings). */
   readonly serverArgs: readonly string[];
   readonly driver: Partial<DriverOptions>;
+  /** The simulated nodes heartbeat from a thread of their own (NodeSimOptions.heartbeatThread). */
+  readonly heartbeatThread: boolean;
   /** Upper bounds of the waits, so a stuck run ends with what it measured. */
   readonly placeTimeoutMs: number;
   readonly convergeTimeoutMs: number;
@@ -51,6 +53,8 @@ export interface LoadRunOptions {
 
 export interface LoadRunFigures {
   readonly prioritized_updates: boolean;
+  /** The nodes heartbeated from a thread of their own (the burst's heartbeat round trips then exclude the simulator's main loop). */
+  readonly heartbeat_thread: boolean;
   readonly notes: string[];
   readonly nodes: number;
   readonly allocs_desired: number;
@@ -76,6 +80,8 @@ export interface LoadRunFigures {
      * round trip above, as a real client's loop would not be.
      */
     readonly sim_loop: LoopDelay;
+    /** The simulator's heartbeat thread's event loop, when the heartbeats go out from one. */
+    readonly sim_heartbeat_loop: LoopDelay | null;
     /** CPU seconds (user + system) the simulator used over the burst. */
     readonly sim_cpu_s: number;
     /** By client RPC method, the server's time from a request's headers read to its reply sent. */
@@ -183,6 +189,7 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     seed: o.seed,
     prioritizedUpdates: o.prioritized,
     driver: o.driver,
+    heartbeatThread: o.heartbeatThread,
   });
   let simStarted = false;
   const jobs = workloadJobs(o.mix);
@@ -211,6 +218,7 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     await server.phase();
     sim.counters.beginWindow();
     const simLoop = loopDelayWindow();
+    await sim.heartbeatThread?.loopDelay();
     const simCpu = process.cpuUsage();
     t = performance.now();
     burstFrom = Date.now();
@@ -223,12 +231,14 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     burstTo = Date.now();
     const heartbeat = sim.counters.endWindow();
     const sim_loop = simLoop.end();
+    const sim_heartbeat_loop = (await sim.heartbeatThread?.loopDelay()) ?? null;
     const cpu = process.cpuUsage(simCpu);
     const serverPhase = await server.phase();
     burstFigures = {
       loop: serverPhase.loop,
       heartbeat,
       sim_loop,
+      sim_heartbeat_loop,
       sim_cpu_s: Math.round((cpu.user + cpu.system) / 1e4) / 100,
       server_rpc: serverPhase.rpc,
     };
@@ -236,7 +246,9 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     o.progress(
       `burst: heartbeat p50/p99 ${heartbeat.p50_ms}/${heartbeat.p99_ms} ms (${heartbeat.count}); ` +
         `server side p50/p99 ${hbServer?.p50_ms ?? "-"}/${hbServer?.p99_ms ?? "-"} ms (${hbServer?.count ?? 0}); ` +
-        `server loop p99 ${serverPhase.loop.p99_ms} ms; simulator loop p50/p99 ${sim_loop.p50_ms}/${sim_loop.p99_ms} ms`,
+        `sent to read p50/p99 ${hbServer?.sent_to_read?.p50_ms ?? "-"}/${hbServer?.sent_to_read?.p99_ms ?? "-"} ms; ` +
+        `server loop p99 ${serverPhase.loop.p99_ms} ms; simulator loop p50/p99 ${sim_loop.p50_ms}/${sim_loop.p99_ms} ms` +
+        (sim_heartbeat_loop ? `; heartbeat thread loop p99 ${sim_heartbeat_loop.p99_ms} ms` : ""),
     );
     if (!placed)
       notes.push(`only ${live()} of ${runningTarget} allocations ran within the placement timeout`);
@@ -315,6 +327,7 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
   const placeSpanS = (census.lastPlacementAt - census.firstPlacementAt) / 1000;
   return {
     prioritized_updates: o.prioritized,
+    heartbeat_thread: o.heartbeatThread,
     notes,
     nodes: o.nodes,
     allocs_desired: desired,

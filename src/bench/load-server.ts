@@ -17,7 +17,16 @@ export interface LoopDelay {
 }
 
 /** A client RPC method's server-side time: from the request's headers read by the server to its reply sent. */
-export interface ServerRpcTiming {
+export interface ServerRpcTiming extends Timing {
+  /**
+   * Calls stamped with when they went out (the simulator's heartbeats): from
+   * then until the server read their headers, the wait in the sockets and
+   * behind the server's other work.
+   */
+  readonly sent_to_read?: Timing;
+}
+
+interface Timing {
   readonly count: number;
   readonly p50_ms: number;
   readonly p99_ms: number;

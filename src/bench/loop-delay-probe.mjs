@@ -6,10 +6,14 @@
 // the server registers its TypeScript loader.
 import { subscribe } from "node:diagnostics_channel";
 import { renameSync, writeFileSync } from "node:fs";
-import { createHistogram, monitorEventLoopDelay } from "node:perf_hooks";
+import { createHistogram, monitorEventLoopDelay, performance } from "node:perf_hooks";
 
 const RPC_PREFIX = "/v1/rpc/";
 const ms = (ns) => Math.round(ns / 1e3) / 1e3;
+const methodOf = (url) => {
+  const q = url.indexOf("?");
+  return url.slice(RPC_PREFIX.length, q < 0 ? undefined : q);
+};
 
 const file = process.env.CHRONOMAD_LOOP_PROBE_FILE;
 if (file) {
@@ -22,23 +26,33 @@ if (file) {
   // delay above bounds that.
   const arrived = new WeakMap();
   const rpc = new Map();
+  // The simulator stamps its heartbeats with when they went out (src/nodesim/rpc-client.ts,
+  // on performance.timeOrigin + now(), one clock for every process here): from that to the
+  // headers read is the wait in the sockets and behind the server's other work.
+  const waits = new Map();
+  const histogram = (map, method) => {
+    let h = map.get(method);
+    if (!h) {
+      h = createHistogram();
+      map.set(method, h);
+    }
+    return h;
+  };
   subscribe("http.server.request.start", ({ request }) => {
-    if (request.url?.startsWith(RPC_PREFIX)) arrived.set(request, process.hrtime.bigint());
+    if (!request.url?.startsWith(RPC_PREFIX)) return;
+    arrived.set(request, process.hrtime.bigint());
+    const sent = Number(request.headers["x-nodesim-sent-at"]);
+    if (sent > 0) {
+      const waitedNs = (performance.timeOrigin + performance.now() - sent) * 1e6;
+      histogram(waits, methodOf(request.url)).record(Math.max(1, Math.round(waitedNs)));
+    }
   });
   subscribe("http.server.response.finish", ({ request }) => {
     const at = arrived.get(request);
     if (at === undefined) return;
     arrived.delete(request);
-    const url = request.url;
-    const q = url.indexOf("?");
-    const method = url.slice(RPC_PREFIX.length, q < 0 ? undefined : q);
-    let h = rpc.get(method);
-    if (!h) {
-      h = createHistogram();
-      rpc.set(method, h);
-    }
     // Nanoseconds; a histogram takes integers of at least 1.
-    h.record(Math.max(1, Number(process.hrtime.bigint() - at)));
+    histogram(rpc, methodOf(request.url)).record(Math.max(1, Number(process.hrtime.bigint() - at)));
   });
   let seq = 0;
   process.on("SIGUSR2", () => {
@@ -53,7 +67,17 @@ if (file) {
         max_ms: ms(h.max),
       };
       h.reset();
+      const w = waits.get(method);
+      if (w && w.count > 0) {
+        methods[method].sent_to_read = {
+          count: w.count,
+          p50_ms: ms(w.percentile(50)),
+          p99_ms: ms(w.percentile(99)),
+          max_ms: ms(w.max),
+        };
+      }
     }
+    for (const w of waits.values()) w.reset();
     const figures = {
       seq,
       p50_ms: ms(delay.percentile(50)),
