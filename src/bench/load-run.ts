@@ -383,6 +383,8 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
 
 async function readyNodes(url: string): Promise<number> {
   const res = await fetch(`${url}/v1/nodes`, { signal: AbortSignal.timeout(30_000) });
+  // An overloaded server sheds the read (503): not known yet, ask again.
+  if (!res.ok) return -1;
   const nodes = (await res.json()) as { Status: string }[];
   return nodes.filter((n) => n.Status === "ready").length;
 }
@@ -404,7 +406,7 @@ async function converged(
   const res = await fetch(`${url}/v1/allocations?task_states=false&filter=${filter}`, {
     signal: AbortSignal.timeout(30_000),
   });
-  return ((await res.json()) as unknown[]).length === 0;
+  return res.ok && ((await res.json()) as unknown[]).length === 0;
 }
 
 /** Seconds for a fresh store to rebuild every table from the log (no snapshot). */

@@ -137,7 +137,13 @@ export interface ServerGauges {
 
 /** The runtime gauges of `/v1/metrics` (chronomad.runtime.rss_bytes / heap_bytes, chronomad.log.last_index). */
 export async function serverGauges(url: string): Promise<ServerGauges> {
-  const res = await fetch(`${url}/v1/metrics`, { signal: AbortSignal.timeout(10_000) });
+  // A server shedding load (503) or too busy to answer within 10 s is asked again, for a minute.
+  let res = await fetch(`${url}/v1/metrics`, { signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
+  for (let tries = 1; !res?.ok && tries < 6; tries++) {
+    await new Promise((r) => setTimeout(r, 2_000));
+    res = await fetch(`${url}/v1/metrics`, { signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
+  }
+  if (!res?.ok) throw new Error(`the server's /v1/metrics did not answer (${res?.status ?? "timeout"})`);
   const body = (await res.json()) as { Gauges: { Name: string; Value: number }[] };
   const g = (name: string) => body.Gauges.find((x) => x.Name === name)?.Value ?? 0;
   return {
