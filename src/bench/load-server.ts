@@ -14,6 +14,8 @@ export interface LoopDelay {
   readonly p99_ms: number;
   readonly max_ms: number;
   readonly count: number;
+  /** The server's: when the phase ended on the CPU profiler's monotonic clock (µs), to cut a --cpu-prof profile to it. */
+  readonly mono_us?: number;
 }
 
 /** A client RPC method's server-side time: from the request's headers read by the server to its reply sent. */
@@ -109,8 +111,8 @@ export async function startLoadServer(args: readonly string[], dataDir: string):
           .then((text) => JSON.parse(text) as ProbeFile)
           .catch(() => undefined);
         if (figures && figures.seq >= seq) {
-          const { p50_ms, p99_ms, max_ms, count, rpc } = figures;
-          return { loop: { p50_ms, p99_ms, max_ms, count }, rpc };
+          const { seq: _seq, rpc, ...loop } = figures;
+          return { loop, rpc };
         }
         await new Promise((r) => setTimeout(r, 20));
       }

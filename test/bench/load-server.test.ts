@@ -38,6 +38,8 @@ describe("the load benchmark's server probe", () => {
     for (let i = 0; i < 3; i++) await call("Node.GetClientAllocs", { NodeID: `node-${i}`, MinQueryIndex: 0 });
     const first = await s.phase();
     expect(first.loop.count).toBeGreaterThan(0);
+    // When the phase ended on the profiler's clock, to cut a --cpu-prof profile to it.
+    expect(first.loop.mono_us).toBeGreaterThan(0);
     const hb = first.rpc["Node.UpdateStatus"];
     expect(hb?.count).toBe(5);
     expect(hb?.max_ms).toBeGreaterThanOrEqual(hb?.p50_ms ?? Number.POSITIVE_INFINITY);
