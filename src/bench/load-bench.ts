@@ -28,6 +28,11 @@ bench-results/ and prints the markdown.
   --heartbeats-per-second N  the server's max_heartbeats_per_second (default 500:
                      a 10-20 s TTL at 5,000 nodes)
   --heartbeat-grace D  the server's heartbeat_grace (default 10s, Nomad's)
+  --heartbeats-from thread|main  where the simulated nodes' heartbeats go out
+                     from: a worker thread that does nothing else (default: the
+                     round trip is the server's, as a Nomad client, a process of
+                     its own, sees it), or the simulator's main thread, behind
+                     every node's allocation work (as before)
   --out DIR          where the report goes (default bench-results)
   --keep-data        leave each run's server data directory (log, snapshots) in place
 
@@ -73,6 +78,7 @@ export async function runLoadBench(args: readonly string[]): Promise<number> {
       `${v.heartbeatGraceMs}ms`,
     ],
     driver: { failureRate: 0.005, eventInterval: 60_000 },
+    heartbeats_from: v.heartbeatThread ? "thread" : "main",
   };
   const runs: LoadRunFigures[] = [];
   for (const prioritized of v.modes) {
@@ -86,6 +92,7 @@ export async function runLoadBench(args: readonly string[]): Promise<number> {
       wave: { share: v.waveShare, durationMs: v.waveForMs },
       serverArgs: settings.server_args,
       driver: settings.driver,
+      heartbeatThread: v.heartbeatThread,
       placeTimeoutMs: v.placeTimeoutMs,
       convergeTimeoutMs: v.convergeTimeoutMs,
       keepData: v.keepData,
@@ -137,6 +144,7 @@ function parse(args: readonly string[]) {
       "heartbeat-grace": { type: "string" },
       out: { type: "string" },
       "keep-data": { type: "boolean" },
+      "heartbeats-from": { type: "string" },
       "place-timeout": { type: "string" },
       "converge-timeout": { type: "string" },
     },
@@ -156,6 +164,8 @@ function parse(args: readonly string[]) {
   };
   const waveShare = Number(values["wave-share"] ?? 0.1);
   if (!(waveShare >= 0 && waveShare <= 1)) throw new Error("--wave-share must be between 0 and 1");
+  const from = values["heartbeats-from"] ?? "thread";
+  if (from !== "thread" && from !== "main") throw new Error("--heartbeats-from must be thread or main");
   if (values.only !== undefined && values.only !== "on" && values.only !== "off")
     throw new Error("--only must be on or off");
   return {
@@ -171,6 +181,7 @@ function parse(args: readonly string[]) {
     heartbeatGraceMs: ms("--heartbeat-grace", values["heartbeat-grace"] ?? "10s"),
     out: resolve(values.out ?? "bench-results"),
     keepData: values["keep-data"] === true,
+    heartbeatThread: from === "thread",
   };
 }
 

@@ -19,8 +19,16 @@ import {
   workloadSize,
 } from "../nodesim/workload.ts";
 import { Store } from "../store/store.ts";
-import { dirBytes, type LoopDelay, processCpuSeconds, serverGauges, startLoadServer } from "./load-server.ts";
+import {
+  dirBytes,
+  type LoopDelay,
+  processCpuSeconds,
+  type ServerRpcTiming,
+  serverGauges,
+  startLoadServer,
+} from "./load-server.ts";
 import { type LogCensus, logCensus } from "./log-census.ts";
+import { loopDelayWindow } from "./loop-delay-window.ts";
 
 export interface LoadRunOptions {
   readonly nodes: number;
@@ -33,6 +41,8 @@ export interface LoadRunOptions {
   /** Extra `serve` flags (heartbeat settings). */
   readonly serverArgs: readonly string[];
   readonly driver: Partial<DriverOptions>;
+  /** The simulated nodes heartbeat from a thread of their own (NodeSimOptions.heartbeatThread). */
+  readonly heartbeatThread: boolean;
   /** Upper bounds of the waits, so a stuck run ends with what it measured. */
   readonly placeTimeoutMs: number;
   readonly convergeTimeoutMs: number;
@@ -43,6 +53,8 @@ export interface LoadRunOptions {
 
 export interface LoadRunFigures {
   readonly prioritized_updates: boolean;
+  /** The nodes heartbeated from a thread of their own (the burst's heartbeat round trips then exclude the simulator's main loop). */
+  readonly heartbeat_thread: boolean;
   readonly notes: string[];
   readonly nodes: number;
   readonly allocs_desired: number;
@@ -59,8 +71,21 @@ export interface LoadRunFigures {
   readonly burst: {
     /** Allocations placed from the first registration until all ran, per second up to the last of them. */
     readonly placements_per_s: number | null;
+    /** The server's main event loop. */
     readonly loop: LoopDelay;
+    /** Node.UpdateStatus round trips as the simulated nodes timed them. */
     readonly heartbeat: { p50_ms: number; p99_ms: number; max_ms: number; count: number };
+    /**
+     * The simulator's own event loop (this process): its delay is in every
+     * round trip above, as a real client's loop would not be.
+     */
+    readonly sim_loop: LoopDelay;
+    /** The simulator's heartbeat thread's event loop, when the heartbeats go out from one. */
+    readonly sim_heartbeat_loop: LoopDelay | null;
+    /** CPU seconds (user + system) the simulator used over the burst. */
+    readonly sim_cpu_s: number;
+    /** By client RPC method, the server's time from a request's headers read to its reply sent. */
+    readonly server_rpc: Readonly<Record<string, ServerRpcTiming>>;
   } | null;
   /** Nodes the server declared down before the disconnect wave (with enough capacity, none). */
   readonly nodes_down_before_wave: number;
@@ -164,6 +189,7 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     seed: o.seed,
     prioritizedUpdates: o.prioritized,
     driver: o.driver,
+    heartbeatThread: o.heartbeatThread,
   });
   let simStarted = false;
   const jobs = workloadJobs(o.mix);
@@ -189,8 +215,12 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     o.progress(`${o.nodes} nodes ready in ${mark.register}s`);
 
     // Placement: the burst, with the server's event loop and the nodes' heartbeats measured over it.
-    await server.loopDelay();
+    await server.phase();
     sim.counters.beginWindow();
+    const simLoop = loopDelayWindow();
+    // A heartbeat thread that failed is in the report's errors; the burst is measured all the same.
+    await sim.heartbeatThread?.loopDelay().catch(() => undefined);
+    const simCpu = process.cpuUsage();
     t = performance.now();
     burstFrom = Date.now();
     await registerJobs(server.url, jobs);
@@ -200,7 +230,27 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     const placed = await until(() => live() >= runningTarget, o.placeTimeoutMs);
     mark.place_to_running = since(t);
     burstTo = Date.now();
-    burstFigures = { loop: await server.loopDelay(), heartbeat: sim.counters.endWindow() };
+    const heartbeat = sim.counters.endWindow();
+    const sim_loop = simLoop.end();
+    const sim_heartbeat_loop = (await sim.heartbeatThread?.loopDelay().catch(() => undefined)) ?? null;
+    const cpu = process.cpuUsage(simCpu);
+    const serverPhase = await server.phase();
+    burstFigures = {
+      loop: serverPhase.loop,
+      heartbeat,
+      sim_loop,
+      sim_heartbeat_loop,
+      sim_cpu_s: Math.round((cpu.user + cpu.system) / 1e4) / 100,
+      server_rpc: serverPhase.rpc,
+    };
+    const hbServer = serverPhase.rpc["Node.UpdateStatus"];
+    o.progress(
+      `burst: heartbeat p50/p99 ${heartbeat.p50_ms}/${heartbeat.p99_ms} ms (${heartbeat.count}); ` +
+        `server side p50/p99 ${hbServer?.p50_ms ?? "-"}/${hbServer?.p99_ms ?? "-"} ms (${hbServer?.count ?? 0}); ` +
+        `sent to read p50/p99 ${hbServer?.sent_to_read?.p50_ms ?? "-"}/${hbServer?.sent_to_read?.p99_ms ?? "-"} ms; ` +
+        `server loop p99 ${serverPhase.loop.p99_ms} ms; simulator loop p50/p99 ${sim_loop.p50_ms}/${sim_loop.p99_ms} ms` +
+        (sim_heartbeat_loop ? `; heartbeat thread loop p99 ${sim_heartbeat_loop.p99_ms} ms` : ""),
+    );
     if (!placed)
       notes.push(`only ${live()} of ${runningTarget} allocations ran within the placement timeout`);
     o.progress(`${live()}/${runningTarget} allocations running after ${mark.place_to_running}s`);
@@ -278,6 +328,7 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
   const placeSpanS = (census.lastPlacementAt - census.firstPlacementAt) / 1000;
   return {
     prioritized_updates: o.prioritized,
+    heartbeat_thread: o.heartbeatThread,
     notes,
     nodes: o.nodes,
     allocs_desired: desired,
@@ -332,6 +383,8 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
 
 async function readyNodes(url: string): Promise<number> {
   const res = await fetch(`${url}/v1/nodes`, { signal: AbortSignal.timeout(30_000) });
+  // An overloaded server sheds the read (503): not known yet, ask again.
+  if (!res.ok) return -1;
   const nodes = (await res.json()) as { Status: string }[];
   return nodes.filter((n) => n.Status === "ready").length;
 }
@@ -353,7 +406,7 @@ async function converged(
   const res = await fetch(`${url}/v1/allocations?task_states=false&filter=${filter}`, {
     signal: AbortSignal.timeout(30_000),
   });
-  return ((await res.json()) as unknown[]).length === 0;
+  return res.ok && ((await res.json()) as unknown[]).length === 0;
 }
 
 /** Seconds for a fresh store to rebuild every table from the log (no snapshot). */

@@ -14,15 +14,42 @@ export interface LoopDelay {
   readonly p99_ms: number;
   readonly max_ms: number;
   readonly count: number;
+  /** The server's: when the phase ended on the CPU profiler's monotonic clock (µs), to cut a --cpu-prof profile to it. */
+  readonly mono_us?: number;
+}
+
+/** A client RPC method's server-side time: from the request's headers read by the server to its reply sent. */
+export interface ServerRpcTiming extends Timing {
+  /**
+   * Calls stamped with when they went out (the simulator's heartbeats): from
+   * then until the server read their headers, the wait in the sockets and
+   * behind the server's other work.
+   */
+  readonly sent_to_read?: Timing;
+}
+
+interface Timing {
+  readonly count: number;
+  readonly p50_ms: number;
+  readonly p99_ms: number;
+  readonly max_ms: number;
+}
+
+/** What the server's probe measured over a phase. */
+export interface ServerPhase {
+  readonly loop: LoopDelay;
+  /** By client RPC method (`Node.UpdateStatus`, ...), the calls answered in the phase. */
+  readonly rpc: Readonly<Record<string, ServerRpcTiming>>;
 }
 
 export interface LoadServer {
   readonly child: ChildProcess;
   /**
-   * The main event loop's delay since the last call (src/bench/loop-delay-probe.mjs,
-   * preloaded into the server): call once to start a phase, once to end it.
+   * The main event loop's delay and the client RPCs' server-side times since
+   * the last call (src/bench/loop-delay-probe.mjs, preloaded into the
+   * server): call once to start a phase, once to end it.
    */
-  loopDelay(): Promise<LoopDelay>;
+  phase(): Promise<ServerPhase>;
   readonly url: string;
   /** Resolves with the exit code once the process ended. */
   readonly exited: Promise<number | null>;
@@ -75,15 +102,18 @@ export async function startLoadServer(args: readonly string[], dataDir: string):
     child,
     url,
     exited,
-    loopDelay: async () => {
+    phase: async () => {
       seq++;
       child.kill("SIGUSR2");
       for (let waited = 0; waited < 10_000; waited += 20) {
         // Not there yet, or (written by an older probe) not whole yet: read again.
         const figures = await readFile(probeFile, "utf8")
-          .then((text) => JSON.parse(text) as LoopDelay & { seq: number })
+          .then((text) => JSON.parse(text) as ProbeFile)
           .catch(() => undefined);
-        if (figures && figures.seq >= seq) return figures;
+        if (figures && figures.seq >= seq) {
+          const { seq: _seq, rpc, ...loop } = figures;
+          return { loop, rpc };
+        }
         await new Promise((r) => setTimeout(r, 20));
       }
       throw new Error("the server's event-loop probe did not answer");
@@ -95,6 +125,12 @@ export async function startLoadServer(args: readonly string[], dataDir: string):
   };
 }
 
+/** What loop-delay-probe.mjs writes. */
+interface ProbeFile extends LoopDelay {
+  readonly seq: number;
+  readonly rpc: Record<string, ServerRpcTiming>;
+}
+
 export interface ServerGauges {
   readonly rss: number;
   readonly heap: number;
@@ -103,7 +139,13 @@ export interface ServerGauges {
 
 /** The runtime gauges of `/v1/metrics` (chronomad.runtime.rss_bytes / heap_bytes, chronomad.log.last_index). */
 export async function serverGauges(url: string): Promise<ServerGauges> {
-  const res = await fetch(`${url}/v1/metrics`, { signal: AbortSignal.timeout(10_000) });
+  // A server shedding load (503) or too busy to answer within 10 s is asked again, for a minute.
+  let res = await fetch(`${url}/v1/metrics`, { signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
+  for (let tries = 1; !res?.ok && tries < 6; tries++) {
+    await new Promise((r) => setTimeout(r, 2_000));
+    res = await fetch(`${url}/v1/metrics`, { signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
+  }
+  if (!res?.ok) throw new Error(`the server's /v1/metrics did not answer (${res?.status ?? "timeout"})`);
   const body = (await res.json()) as { Gauges: { Name: string; Value: number }[] };
   const g = (name: string) => body.Gauges.find((x) => x.Name === name)?.Value ?? 0;
   return {

@@ -60,8 +60,13 @@ export interface SimCounters {
   readonly errors_by_reason: Readonly<Record<string, number>>;
 }
 
+/** Where an RpcClient counts each call it made. */
+export interface CallCounter {
+  call(method: string, ms: number, bytesOut: number, bytesIn: number, status: number, reason?: string): void;
+}
+
 /** What the simulator counts as it runs; read with `snapshot()`. */
-export class Counters {
+export class Counters implements CallCounter {
   private readonly methods = new Map<string, MethodStats>();
   private readonly statuses = new Map<number, number>();
   private readonly reasons = new Map<string, number>();

@@ -62,7 +62,12 @@ export class Prng {
 
   /** An independent stream named by `label`, derived from this one's seed material. */
   fork(label: string | number): Prng {
-    return new Prng(`${this.a}:${this.b}:${this.c}:${this.d}/${label}`);
+    return new Prng(this.forkSeed(label));
+  }
+
+  /** The seed `fork(label)` starts from: another thread makes the same stream with `new Prng(seed)`. */
+  forkSeed(label: string | number): string {
+    return `${this.a}:${this.b}:${this.c}:${this.d}/${label}`;
   }
 }
 

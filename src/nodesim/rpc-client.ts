@@ -1,6 +1,6 @@
 import { Agent, type IncomingMessage, request } from "node:http";
 import { packPlain, unpackPlain } from "../codec/envelope-codec.ts";
-import type { Counters } from "./counters.ts";
+import type { CallCounter } from "./counters.ts";
 
 export type Encoding = "msgpack" | "json";
 
@@ -10,14 +10,19 @@ const UPDATE_ALLOC = "Node.UpdateAlloc";
 // The server closes idle sockets after its keep-alive timeout (72 s in fastify); ours go first.
 const KEEP_ALIVE = { keepAlive: true, keepAliveMsecs: 30_000, timeout: 0, scheduling: "lifo" as const };
 
+/** Milliseconds since the epoch, fractional, when a heartbeat request was sent. */
+export const SENT_AT_HEADER = "x-nodesim-sent-at";
+const sentAt = () => (performance.timeOrigin + performance.now()).toFixed(3);
+
 /** A client RPC the server answered with an error status, or a transport failure (status 0). */
 export class RpcError extends Error {
   constructor(
     readonly method: string,
     readonly status: number,
-    message: string,
+    /** The server's answer, or the transport failure's reason. */
+    readonly detail: string,
   ) {
-    super(`${method}: ${status === 0 ? "" : `${status} `}${message}`);
+    super(`${method}: ${status === 0 ? "" : `${status} `}${detail}`);
     this.name = "RpcError";
   }
 }
@@ -95,7 +100,7 @@ export class RpcClient implements RpcCaller {
 
   constructor(
     baseUrl: string,
-    private readonly counters: Counters,
+    private readonly counters: CallCounter,
     private readonly options: RpcClientOptions,
   ) {
     const url = new URL(baseUrl);
@@ -182,6 +187,9 @@ export class RpcClient implements RpcCaller {
             "content-type": msgpack ? "application/msgpack" : "application/json",
             "content-length": payload.length,
             "x-nomad-token": token,
+            // When the call went out, on a clock every process of this machine shares: the load
+            // benchmark's server probe splits a heartbeat's round trip at it (a server ignores it).
+            ...(method === HEARTBEAT ? { [SENT_AT_HEADER]: sentAt() } : {}),
           },
         },
         (res: IncomingMessage) => {

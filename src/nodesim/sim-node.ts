@@ -8,12 +8,19 @@ import { NodeCSICalls } from "./csi-calls.ts";
 import type { CSIDetachBehaviour } from "./csi-plugins.ts";
 import type { DriverOptions } from "./driver-options.ts";
 import { type NodeShape, nodeBody, nodeIP } from "./node-body.ts";
-import { type Prng, stagger } from "./prng.ts";
-import { type RpcCaller, RpcError } from "./rpc-client.ts";
+import {
+  type HeartbeatFactory,
+  type HeartbeatHandle,
+  NodeHeartbeat,
+  REGISTER_RETRY_MS,
+  replyTtlMs,
+} from "./node-heartbeat.ts";
+import { Prng, stagger } from "./prng.ts";
+import type { RpcCaller } from "./rpc-client.ts";
 import { NodeServiceCalls } from "./service-calls.ts";
 import type { SyncWheel } from "./sync-wheel.ts";
 import { rfc3339 } from "./task-states.ts";
-import type { QueuedTimer, TimerQueue } from "./timer-queue.ts";
+import type { TimerQueue } from "./timer-queue.ts";
 
 /** What every simulated node shares: one RPC client, one timer queue, one sync wheel. */
 export interface NodeHost {
@@ -32,6 +39,8 @@ export interface NodeHost {
   readonly initialHeartbeatStaggerMs: number;
   /** What its CSI plugins do with the server's detach calls (default: succeed). */
   readonly csiDetach?: CSIDetachBehaviour;
+  /** Where each node's heartbeat loop runs (the simulator's heartbeat thread); default: here, on `rpc` and `timers`. */
+  readonly heartbeats?: HeartbeatFactory;
 }
 
 export type NodeState = "new" | "up" | "silent" | "stopped";
@@ -39,9 +48,6 @@ export type NodeState = "new" | "up" | "silent" | "stopped";
 /** The three calls a node makes when it comes back from a partition, in an order it draws. */
 export const RECONNECT_CALLS = ["Node.UpdateStatus", "Node.UpdateAlloc", "Node.Register"] as const;
 
-interface HeartbeatReply {
-  HeartbeatTTL?: number;
-}
 interface ClientAllocsReply {
   Allocs?: Record<string, number> | null;
   Index?: number;
@@ -50,8 +56,7 @@ interface GetAllocsReply {
   Allocs?: Record<string, unknown>[] | null;
 }
 
-/** Nomad's client retry intervals (client.go), in milliseconds. */
-const REGISTER_RETRY_MS = 15_000;
+/** Nomad's client retry interval (client.go), in milliseconds. */
 const GET_ALLOCS_RETRY_MS = 5_000;
 /** Alloc.GetAllocs waits at most this for allocations it was told about. */
 const GET_ALLOCS_WAIT_NS = 10e9;
@@ -77,9 +82,7 @@ export class SimNode implements RunnerHost {
   /** Its csi hook's calls and its plugins' answers to detach calls; undefined when it runs no CSI plugin. */
   readonly csi: NodeCSICalls | undefined;
   private readonly sync: AllocSync;
-  private ttlMs = 0;
-  private lastHeartbeatOk = 0;
-  private heartbeatTimer: QueuedTimer | undefined;
+  private readonly heartbeats: HeartbeatHandle;
   /** Bumped whenever the node's loops must stop (silence, stop): a loop that sees another epoch ends. */
   private epoch = 0;
   private watch: AbortController | undefined;
@@ -95,6 +98,11 @@ export class SimNode implements RunnerHost {
     this.secret = prng.uuid();
     this.name = `${host.shape.namePrefix}-${String(index).padStart(5, "0")}`;
     this.sync = new AllocSync(host, this, prng);
+    const heartbeatSeed = prng.forkSeed("heartbeat");
+    const forgotten = () => this.forgotten();
+    this.heartbeats = host.heartbeats
+      ? host.heartbeats(this, heartbeatSeed, forgotten)
+      : new NodeHeartbeat(host.rpc, host.timers, this, new Prng(heartbeatSeed), forgotten);
     this.services = {
       node: { ID: this.id, Name: this.name, Datacenter: host.shape.datacenter, IP: nodeIP(index) },
       calls: new NodeServiceCalls(host.rpc, host.timers, this, host.logger),
@@ -147,7 +155,7 @@ export class SimNode implements RunnerHost {
       }
     }
     this.state = "up";
-    this.scheduleHeartbeat(stagger(this.prng, this.host.initialHeartbeatStaggerMs));
+    this.heartbeats.start(stagger(this.prng, this.host.initialHeartbeatStaggerMs));
     void this.watchAllocations(epoch);
     this.watchDetaches(epoch);
   }
@@ -157,7 +165,7 @@ export class SimNode implements RunnerHost {
     if (this.state !== "up") return;
     this.state = "silent";
     this.epoch++;
-    this.host.timers.cancel(this.heartbeatTimer);
+    this.heartbeats.stop();
     this.watch?.abort();
     this.detachWatch?.abort();
   }
@@ -184,7 +192,7 @@ export class SimNode implements RunnerHost {
           if (call === "Node.Register") await this.register();
           else if (call === "Node.UpdateAlloc") await this.sync.fullSync();
           else {
-            await this.heartbeat();
+            await this.heartbeats.beat();
             heartbeated = true;
           }
         } catch (err) {
@@ -195,7 +203,7 @@ export class SimNode implements RunnerHost {
     } finally {
       this.sync.hold(false);
     }
-    if (!heartbeated) this.scheduleHeartbeat(this.retryHeartbeatMs());
+    if (!heartbeated) this.heartbeats.retry();
     void this.watchAllocations(epoch);
     this.watchDetaches(epoch);
   }
@@ -205,7 +213,7 @@ export class SimNode implements RunnerHost {
     const wasUp = this.state === "up";
     this.state = "stopped";
     this.epoch++;
-    this.host.timers.cancel(this.heartbeatTimer);
+    this.heartbeats.stop();
     this.watch?.abort();
     this.detachWatch?.abort();
     for (const r of this.runners.values()) r.destroy();
@@ -217,64 +225,27 @@ export class SimNode implements RunnerHost {
   // ---- heartbeats (client.go registerAndHeartbeat) ----
 
   private async register(): Promise<void> {
-    const reply = await this.host.rpc.call<HeartbeatReply>(
+    const reply = await this.host.rpc.call(
       "Node.Register",
       { Node: nodeBody(this, this.host.shape, rfc3339(this.host.timers.now())) },
       this.secret,
     );
-    const ttl = (reply.HeartbeatTTL ?? 0) / 1e6;
-    if (ttl > 0) this.ttlMs = ttl;
+    this.heartbeats.ttl(replyTtlMs(reply));
   }
 
-  private scheduleHeartbeat(ms: number): void {
-    this.host.timers.cancel(this.heartbeatTimer);
+  /** A heartbeat answered 404: the servers forgot the node (purged); it registers again, as Nomad's client does. */
+  private forgotten(): void {
+    if (this.state !== "up") return;
     const epoch = this.epoch;
-    this.heartbeatTimer = this.host.timers.after(ms, () => {
-      if (epoch !== this.epoch || this.state !== "up") return;
-      void this.heartbeat().then(
-        () => undefined,
-        (err: unknown) => this.heartbeatFailed(err, epoch),
-      );
-    });
-  }
-
-  private async heartbeat(): Promise<void> {
-    const epoch = this.epoch;
-    const reply = await this.host.rpc.call<HeartbeatReply>(
-      "Node.UpdateStatus",
-      { NodeID: this.id, Status: "ready" },
-      this.secret,
+    void this.register().then(
+      () => {
+        if (epoch === this.epoch)
+          this.heartbeats.start(stagger(this.prng, this.host.initialHeartbeatStaggerMs));
+      },
+      () => {
+        if (epoch === this.epoch) this.heartbeats.retry();
+      },
     );
-    this.lastHeartbeatOk = this.host.timers.now();
-    const ttl = (reply.HeartbeatTTL ?? 0) / 1e6;
-    if (ttl > 0) this.ttlMs = ttl;
-    if (epoch === this.epoch && this.state === "up")
-      this.scheduleHeartbeat(this.ttlMs > 0 ? this.ttlMs : 1_000);
-  }
-
-  private heartbeatFailed(err: unknown, epoch: number): void {
-    if (epoch !== this.epoch || this.state !== "up") return;
-    if (err instanceof RpcError && err.status === 404) {
-      // The servers forgot the node (purged): register again, as Nomad's client does.
-      void this.register().then(
-        () => this.scheduleHeartbeat(stagger(this.prng, this.host.initialHeartbeatStaggerMs)),
-        () => this.scheduleHeartbeat(this.retryHeartbeatMs()),
-      );
-      return;
-    }
-    this.scheduleHeartbeat(this.retryHeartbeatMs());
-  }
-
-  /** Nomad's getHeartbeatRetryIntv: within what is left of the TTL, at least 1 s, at most ~30 s. */
-  private retryHeartbeatMs(): number {
-    if (this.lastHeartbeatOk === 0) return REGISTER_RETRY_MS + stagger(this.prng, REGISTER_RETRY_MS);
-    let left = this.lastHeartbeatOk + this.ttlMs - this.host.timers.now();
-    if (left < -30_000) left = -left;
-    else if (left < 0) return 1_000 + stagger(this.prng, 1_000);
-    const s = stagger(this.prng, left);
-    if (s < 1_000) return 1_000 + stagger(this.prng, 1_000);
-    if (s > 30_000) return 25_000 + stagger(this.prng, 5_000);
-    return s;
   }
 
   /** The CSI plugins' long poll of the server's detach calls. */

@@ -1,9 +1,10 @@
 import { type Logger, pino } from "pino";
-import type { Clock } from "../util/clock.ts";
+import { type Clock, systemClock } from "../util/clock.ts";
 import type { AllocRunner } from "./alloc-runner.ts";
 import { Counters, type SimCounters } from "./counters.ts";
 import type { CSIDetachBehaviour } from "./csi-plugins.ts";
 import { DEFAULT_DRIVER, type DriverOptions } from "./driver-options.ts";
+import { HeartbeatThread } from "./heartbeat-thread.ts";
 import { DEFAULT_SHAPE, type NodeShape } from "./node-body.ts";
 import { Prng } from "./prng.ts";
 import { type Encoding, RpcClient } from "./rpc-client.ts";
@@ -33,6 +34,12 @@ export interface NodeSimOptions {
   readonly csiDetach?: CSIDetachBehaviour;
   readonly clock?: Clock;
   readonly logger?: Logger;
+  /**
+   * Every node's heartbeat loop in a worker thread of its own, so that a
+   * heartbeat's round trip measures the server and not this process's loop
+   * (a Nomad client is a process of its own). Needs the system clock.
+   */
+  readonly heartbeatThread?: boolean;
 }
 
 export interface WaveOptions {
@@ -87,6 +94,8 @@ export class NodeSimulator {
   readonly nodes: SimNode[] = [];
   readonly counters = new Counters();
   private readonly rpc: RpcClient;
+  /** Where the heartbeats go out from, when NodeSimOptions.heartbeatThread. */
+  readonly heartbeatThread: HeartbeatThread | undefined;
   private readonly timers: TimerQueue;
   private readonly wheel: SyncWheel;
   private readonly prng: Prng;
@@ -106,11 +115,19 @@ export class NodeSimulator {
       this.logger.error({ err }, "simulated node timer failed"),
     );
     this.wheel = new SyncWheel(this.timers, options.syncIntervalMs ?? SYNC_INTERVAL_MS);
+    if (options.heartbeatThread && options.clock && options.clock !== systemClock)
+      throw new Error(
+        "the heartbeat thread runs on the system clock; a simulation on another clock runs its heartbeats here",
+      );
+    const encoding = options.encoding ?? "json";
+    this.heartbeatThread = options.heartbeatThread
+      ? new HeartbeatThread(options.server, encoding, this.counters, this.logger)
+      : undefined;
     this.rpc = new RpcClient(options.server, this.counters, {
       // JSON by default: the server's msgpack route reads the body through a
       // preParsing hook that leaves the raw request destroyed, and a blocking
       // Node.GetClientAllocs then answers at once instead of waiting.
-      encoding: options.encoding ?? "json",
+      encoding,
       shortSockets: options.shortSockets ?? 128,
       updateSockets: options.nodes + 16,
       // Nodes with CSI plugins long-poll their detach calls too.
@@ -129,6 +146,7 @@ export class NodeSimulator {
       maxQueryTimeNs: (options.maxQueryTimeMs ?? 300_000) * 1e6,
       initialHeartbeatStaggerMs: options.initialHeartbeatStaggerMs ?? 10_000,
       csiDetach: options.csiDetach ?? "ack",
+      heartbeats: this.heartbeatThread?.factory,
     };
     for (let i = 0; i < options.nodes; i++)
       this.nodes.push(new SimNode(host, i, this.prng.fork(`node/${i}`)));
@@ -204,6 +222,7 @@ export class NodeSimulator {
     await Promise.all(this.nodes.map((n) => n.stop(options)));
     this.timers.stop();
     this.rpc.close();
+    await this.heartbeatThread?.close();
   }
 }
 

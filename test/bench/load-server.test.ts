@@ -1,0 +1,57 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type LoadServer, startLoadServer } from "../../src/bench/load-server.ts";
+import { Counters } from "../../src/nodesim/counters.ts";
+import { RpcClient } from "../../src/nodesim/rpc-client.ts";
+
+const cleanup: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+
+async function server(): Promise<LoadServer> {
+  const dataDir = await mkdtemp(join(tmpdir(), "chronomad-load-server-test-"));
+  cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+  const s = await startLoadServer(["--data-dir", dataDir, "--fsync", "never"], dataDir);
+  cleanup.push(() => s.stop());
+  return s;
+}
+
+describe("the load benchmark's server probe", () => {
+  it("times each client RPC method on the server over a phase, and a heartbeat from its send to its read", async () => {
+    const s = await server();
+    const rpc = new RpcClient(s.url, new Counters(), {
+      encoding: "json",
+      shortSockets: 4,
+      updateSockets: 4,
+      blockingSockets: 4,
+    });
+    cleanup.push(async () => rpc.close());
+    const call = (method: string, body: unknown) =>
+      rpc.call(method, body, "no-such-secret").catch(() => undefined);
+
+    await s.phase();
+    // Unknown nodes: answered with an error, timed all the same.
+    for (let i = 0; i < 5; i++) await call("Node.UpdateStatus", { NodeID: `node-${i}`, Status: "ready" });
+    for (let i = 0; i < 3; i++) await call("Node.GetClientAllocs", { NodeID: `node-${i}`, MinQueryIndex: 0 });
+    const first = await s.phase();
+    expect(first.loop.count).toBeGreaterThan(0);
+    // When the phase ended on the profiler's clock, to cut a --cpu-prof profile to it.
+    expect(first.loop.mono_us).toBeGreaterThan(0);
+    const hb = first.rpc["Node.UpdateStatus"];
+    expect(hb?.count).toBe(5);
+    expect(hb?.max_ms).toBeGreaterThanOrEqual(hb?.p50_ms ?? Number.POSITIVE_INFINITY);
+    // Only heartbeats carry their send time.
+    expect(hb?.sent_to_read?.count).toBe(5);
+    expect(first.rpc["Node.GetClientAllocs"]?.count).toBe(3);
+    expect(first.rpc["Node.GetClientAllocs"]?.sent_to_read).toBeUndefined();
+
+    // A phase counts only its own calls.
+    await call("Node.UpdateStatus", { NodeID: "node-0", Status: "ready" });
+    const second = await s.phase();
+    expect(second.rpc["Node.UpdateStatus"]?.count).toBe(1);
+    expect(second.rpc["Node.GetClientAllocs"]).toBeUndefined();
+  }, 120_000);
+});
