@@ -30,6 +30,12 @@ export interface ScheduleRequest {
   readonly signingKeyID?: string;
 }
 
+/** A schedule request and the id its outcome answers to. */
+export interface ScheduleItem {
+  readonly id: number;
+  readonly request: ScheduleRequest;
+}
+
 /**
  * What one pass of the scheduler decided, as plain data: the same fields as
  * ScheduleOutcome, with the plan already turned into its records (their
@@ -89,9 +95,11 @@ export interface StartupFigures {
 }
 
 export type ToThread =
-  | ({ readonly kind: "records" } & PackedRecords)
+  /** Records to apply; then, if any, the schedule requests of the same turn (one wake-up for both). */
+  | ({ readonly kind: "records"; readonly schedule?: readonly ScheduleItem[] } & PackedRecords)
   | { readonly kind: "live"; readonly from: number }
-  | { readonly kind: "schedule"; readonly id: number; readonly request: ScheduleRequest }
+  /** The schedule requests of one turn, computed in order (each answered before the next starts). */
+  | { readonly kind: "schedule"; readonly items: readonly ScheduleItem[] }
   | { readonly kind: "hash"; readonly id: number; readonly minIndex: number }
   /** JWS signing inputs of workload identities, to sign with `key` (see identity-signer.ts). */
   | {

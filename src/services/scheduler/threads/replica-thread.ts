@@ -1,7 +1,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { pino } from "pino";
 import { signJwsInput } from "../../../identity/jwt.ts";
-import type { FromThread, ThreadData, ToThread } from "./messages.ts";
+import type { FromThread, ScheduleItem, ThreadData, ToThread } from "./messages.ts";
 import { unpackRecords } from "./record-batch.ts";
 import { Replica } from "./replica.ts";
 
@@ -28,15 +28,13 @@ port.on("message", (message: ToThread) => {
   switch (message.kind) {
     case "records":
       replica.receive(unpackRecords(message), replica.log.isLive);
+      if (message.schedule) scheduleInOrder(message.schedule);
       return;
     case "live":
       replica.log.goLive();
       return;
     case "schedule":
-      replica.schedule(message.request).then(
-        ({ message: outcome, transfer }) => post({ kind: "outcome", id: message.id, outcome }, transfer),
-        (err: Error) => post({ kind: "failed", id: message.id, error: err.message }),
-      );
+      scheduleInOrder(message.items);
       return;
     case "hash":
       replica.hash(message.minIndex).then(
@@ -58,6 +56,26 @@ port.on("message", (message: ToThread) => {
       return;
   }
 });
+
+/**
+ * One message's requests, each answered before the next is computed (as
+ * when each came in a message of its own), so a large plan does not wait
+ * behind the others of its turn.
+ */
+function scheduleInOrder(items: readonly ScheduleItem[]): void {
+  let chain = scheduleOne(items[0]!);
+  for (let i = 1; i < items.length; i++) {
+    const item = items[i]!;
+    chain = chain.then(() => scheduleOne(item));
+  }
+}
+
+function scheduleOne(item: ScheduleItem): Promise<void> {
+  return replica.schedule(item.request).then(
+    ({ message: outcome, transfer }) => post({ kind: "outcome", id: item.id, outcome }, transfer),
+    (err: Error) => post({ kind: "failed", id: item.id, error: err.message }),
+  );
+}
 
 replica.start().then(
   (startup) => post({ kind: "ready", index: replica.appliedIndex, startup }),
