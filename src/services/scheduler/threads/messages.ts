@@ -73,6 +73,11 @@ export interface ScheduleOutcomeMessage {
   readonly timings: { readonly waitMs: number; readonly computeMs: number; readonly encodeMs: number };
 }
 
+/** The outcome of one schedule request, or why it has none. */
+export type Answer =
+  | { readonly id: number; readonly outcome: ScheduleOutcomeMessage; readonly error?: undefined }
+  | { readonly id: number; readonly error: string };
+
 /** What a replica reports about itself. */
 export interface ReplicaStats {
   readonly appliedIndex: number;
@@ -117,7 +122,8 @@ export type FromThread =
   /** While catching up: the next run of records, please. */
   | { readonly kind: "more" }
   | { readonly kind: "ready"; readonly index: number; readonly startup: StartupFigures }
-  | { readonly kind: "outcome"; readonly id: number; readonly outcome: ScheduleOutcomeMessage }
+  /** Outcomes of schedule requests (or why one failed), in the order they were computed. */
+  | { readonly kind: "answers"; readonly answers: readonly Answer[] }
   | { readonly kind: "hash"; readonly id: number; readonly index: number; readonly hash: string }
   | { readonly kind: "stats"; readonly id: number; readonly stats: ReplicaStats }
   /** The base64url signatures of a `sign` request's inputs, in order. */

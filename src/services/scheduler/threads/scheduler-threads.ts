@@ -268,8 +268,11 @@ export class SchedulerThreads {
       case "failed":
         this.settle(t, m.id)?.reject(new Error(m.error));
         return;
-      case "outcome":
-        this.settle(t, m.id)?.resolve(m.outcome as never);
+      case "answers":
+        for (const a of m.answers) {
+          if (a.error === undefined) this.settle(t, a.id)?.resolve(a.outcome as never);
+          else this.settle(t, a.id)?.reject(new Error(a.error));
+        }
         return;
       case "hash":
         this.settle(t, m.id)?.resolve({ index: m.index, hash: m.hash } as never);
