@@ -288,6 +288,7 @@ export class SchedulerService implements LeaderService, SchedulerWorkerPool {
         this.options.schedule ??
         (this.options.threads &&
           onThreads(ctx, this.options.threads, readyNodes, this.newID, identities, this.counters)),
+      offThread: offThread(this.options),
       depth: this.depth,
       metrics,
       utilization: this.utilization,
@@ -513,6 +514,13 @@ function jobVolumeAsks(job: JobRow | undefined): VolumeAsk[] {
 
 function isEmpty(map: Readonly<Record<string, unknown>> | null): boolean {
   return map === null || Object.keys(map).length === 0;
+}
+
+/** Whether passes go to a scheduler thread now (not while none is ready: then they run here, in slices). */
+function offThread(options: SchedulerOptions): (() => boolean) | undefined {
+  const threads = options.threads;
+  if (options.schedule || !threads) return undefined;
+  return () => threads.pool.canSchedule;
 }
 
 /**

@@ -63,6 +63,13 @@ export interface WorkerRuntime {
   /** Where passes are computed; in process, against `tables`, when absent. */
   readonly schedule?: SchedulePass;
   /**
+   * True while `schedule` computes on another thread: a pass then costs this
+   * loop only a message, so a worker with room takes its next evaluation in
+   * the same turn, and the turn's requests go out together (one wake-up of
+   * the thread, see SchedulerThreads.schedule).
+   */
+  readonly offThread?: () => boolean;
+  /**
    * Evaluations one worker keeps in flight: it takes the next one while the
    * records of the previous ones are on their way to the log.
    */
@@ -197,8 +204,10 @@ export class Worker {
       });
       this.inHand.add(task);
       // With room for more, the next dequeue starts once this one has
-      // reached the log (its pass computed); a later turn is soon enough.
-      if (this.planning < this.depth) await Promise.race([task, yieldTurn()]);
+      // reached the log (its pass computed); a later turn is soon enough,
+      // unless passes are computed elsewhere.
+      if (this.planning < this.depth)
+        await Promise.race([task, this.rt.offThread?.() ? Promise.resolve() : yieldTurn()]);
     }
   }
 

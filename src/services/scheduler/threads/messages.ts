@@ -30,6 +30,12 @@ export interface ScheduleRequest {
   readonly signingKeyID?: string;
 }
 
+/** A schedule request and the id its outcome answers to. */
+export interface ScheduleItem {
+  readonly id: number;
+  readonly request: ScheduleRequest;
+}
+
 /**
  * What one pass of the scheduler decided, as plain data: the same fields as
  * ScheduleOutcome, with the plan already turned into its records (their
@@ -67,6 +73,11 @@ export interface ScheduleOutcomeMessage {
   readonly timings: { readonly waitMs: number; readonly computeMs: number; readonly encodeMs: number };
 }
 
+/** The outcome of one schedule request, or why it has none. */
+export type Answer =
+  | { readonly id: number; readonly outcome: ScheduleOutcomeMessage; readonly error?: undefined }
+  | { readonly id: number; readonly error: string };
+
 /** What a replica reports about itself. */
 export interface ReplicaStats {
   readonly appliedIndex: number;
@@ -89,9 +100,11 @@ export interface StartupFigures {
 }
 
 export type ToThread =
-  | ({ readonly kind: "records" } & PackedRecords)
+  /** Records to apply; then, if any, the schedule requests of the same turn (one wake-up for both). */
+  | ({ readonly kind: "records"; readonly schedule?: readonly ScheduleItem[] } & PackedRecords)
   | { readonly kind: "live"; readonly from: number }
-  | { readonly kind: "schedule"; readonly id: number; readonly request: ScheduleRequest }
+  /** The schedule requests of one turn, computed in order (each answered before the next starts). */
+  | { readonly kind: "schedule"; readonly items: readonly ScheduleItem[] }
   | { readonly kind: "hash"; readonly id: number; readonly minIndex: number }
   /** JWS signing inputs of workload identities, to sign with `key` (see identity-signer.ts). */
   | {
@@ -109,7 +122,8 @@ export type FromThread =
   /** While catching up: the next run of records, please. */
   | { readonly kind: "more" }
   | { readonly kind: "ready"; readonly index: number; readonly startup: StartupFigures }
-  | { readonly kind: "outcome"; readonly id: number; readonly outcome: ScheduleOutcomeMessage }
+  /** Outcomes of schedule requests (or why one failed), in the order they were computed. */
+  | { readonly kind: "answers"; readonly answers: readonly Answer[] }
   | { readonly kind: "hash"; readonly id: number; readonly index: number; readonly hash: string }
   | { readonly kind: "stats"; readonly id: number; readonly stats: ReplicaStats }
   /** The base64url signatures of a `sign` request's inputs, in order. */

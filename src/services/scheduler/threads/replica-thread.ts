@@ -1,7 +1,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { pino } from "pino";
 import { signJwsInput } from "../../../identity/jwt.ts";
-import type { FromThread, ThreadData, ToThread } from "./messages.ts";
+import type { Answer, FromThread, ScheduleItem, ThreadData, ToThread } from "./messages.ts";
 import { unpackRecords } from "./record-batch.ts";
 import { Replica } from "./replica.ts";
 
@@ -28,15 +28,13 @@ port.on("message", (message: ToThread) => {
   switch (message.kind) {
     case "records":
       replica.receive(unpackRecords(message), replica.log.isLive);
+      if (message.schedule) scheduleInOrder(message.schedule);
       return;
     case "live":
       replica.log.goLive();
       return;
     case "schedule":
-      replica.schedule(message.request).then(
-        ({ message: outcome, transfer }) => post({ kind: "outcome", id: message.id, outcome }, transfer),
-        (err: Error) => post({ kind: "failed", id: message.id, error: err.message }),
-      );
+      scheduleInOrder(message.items);
       return;
     case "hash":
       replica.hash(message.minIndex).then(
@@ -58,6 +56,50 @@ port.on("message", (message: ToThread) => {
       return;
   }
 });
+
+/**
+ * How long computed answers may wait for the others of their message: they
+ * go back together (one wake-up of the main thread, whose workers then take
+ * their next evaluations in one turn, and send them in one message), unless
+ * computing has already taken this long since the first of them.
+ */
+const ANSWERS_HOLD_MS = 1;
+
+const answers: Answer[] = [];
+const answerBuffers: ArrayBuffer[] = [];
+let answersSince = 0;
+
+/** One message's requests, computed in order; their answers posted together, or as ANSWERS_HOLD_MS allows. */
+function scheduleInOrder(items: readonly ScheduleItem[]): void {
+  let chain = scheduleOne(items[0]!);
+  for (let i = 1; i < items.length; i++) {
+    const item = items[i]!;
+    chain = chain.then(() => scheduleOne(item));
+  }
+  chain.then(postAnswers, postAnswers);
+}
+
+function scheduleOne(item: ScheduleItem): Promise<void> {
+  // Nothing waits on the log with answers in hand.
+  if (replica.appliedIndex < item.request.minIndex) postAnswers();
+  else if (answers.length > 0 && performance.now() - answersSince >= ANSWERS_HOLD_MS) postAnswers();
+  return replica.schedule(item.request).then(
+    ({ message: outcome, transfer }) => hold({ id: item.id, outcome }, transfer),
+    (err: Error) => hold({ id: item.id, error: err.message }, []),
+  );
+}
+
+function hold(answer: Answer, transfer: readonly ArrayBuffer[]): void {
+  if (answers.length === 0) answersSince = performance.now();
+  answers.push(answer);
+  answerBuffers.push(...transfer);
+  if (performance.now() - answersSince >= ANSWERS_HOLD_MS) postAnswers();
+}
+
+function postAnswers(): void {
+  if (answers.length === 0) return;
+  post({ kind: "answers", answers: answers.splice(0) }, answerBuffers.splice(0));
+}
 
 replica.start().then(
   (startup) => post({ kind: "ready", index: replica.appliedIndex, startup }),

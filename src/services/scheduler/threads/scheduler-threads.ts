@@ -6,6 +6,7 @@ import type { Store } from "../../../store/store.ts";
 import type {
   FromThread,
   ReplicaStats,
+  ScheduleItem,
   ScheduleOutcomeMessage,
   ScheduleRequest,
   StartupFigures,
@@ -37,8 +38,11 @@ export interface ForwardingFigures {
   readonly bytes: number;
   /** Messages posted with records. */
   readonly messages: number;
-  /** Main-thread time spent in applied() and in packing and posting records (ms). */
+  /** Main-thread time spent in applied() and in packing and posting records and requests (ms). */
   readonly ms: number;
+  /** Schedule requests sent, and the messages that carried them (with records or alone). */
+  readonly scheduleRequests: number;
+  readonly scheduleMessages: number;
 }
 
 /** A replica that keeps failing before it is ready is restarted after 1 s, 2 s, 4 s… up to a minute. */
@@ -73,7 +77,14 @@ export class SchedulerThreads {
   /** start() resolved: from then on a lost thread is replaced. */
   private started = false;
   private flushing = false;
-  private readonly figures = { records: 0, bytes: 0, messages: 0, ms: 0 };
+  private readonly figures = {
+    records: 0,
+    bytes: 0,
+    messages: 0,
+    ms: 0,
+    scheduleRequests: 0,
+    scheduleMessages: 0,
+  };
 
   /** Call applied() for every batch the store applies from now on, start() included. */
   constructor(private readonly options: SchedulerThreadsOptions) {}
@@ -125,14 +136,17 @@ export class SchedulerThreads {
       t.outbox.push(from === t.next ? records : records.slice(t.next - from));
       t.next = last + 1;
     }
-    if (!this.flushing) {
-      this.flushing = true;
-      queueMicrotask(() => this.flush());
-    }
+    this.flushSoon();
     this.figures.ms += performance.now() - t0;
   }
 
-  /** Computes one evaluation on the least busy thread; fails when no thread is ready (compute in process then). */
+  /**
+   * Computes one evaluation on the least busy thread; fails when no thread
+   * is ready (compute in process then). Requests go out with the turn's
+   * records at the end of its microtasks, all of a thread's in one message:
+   * a message wakes the thread, and each wake-up was most of a post's cost
+   * on the main thread.
+   */
   schedule(request: ScheduleRequest): Promise<ScheduleOutcomeMessage> {
     const t = this.pick();
     if (!t)
@@ -140,7 +154,12 @@ export class SchedulerThreads {
         new Error(this.closed ? "scheduler threads closed" : "no scheduler thread is ready"),
       );
     t.inFlight++;
-    return this.ask<ScheduleOutcomeMessage>(t, (id) => ({ kind: "schedule", id, request })).finally(() => {
+    const id = this.nextID++;
+    return new Promise<ScheduleOutcomeMessage>((resolve, reject) => {
+      t.pending.set(id, { resolve: resolve as (value: never) => void, reject });
+      t.requests.push({ id, request });
+      this.flushSoon();
+    }).finally(() => {
       t.inFlight--;
     });
   }
@@ -205,6 +224,7 @@ export class SchedulerThreads {
       iter: undefined,
       reading: Promise.resolve(),
       outbox: [],
+      requests: [],
       pending: new Map(),
       inFlight: 0,
       ready: new Promise<StartupFigures>((resolve, reject) => {
@@ -248,8 +268,11 @@ export class SchedulerThreads {
       case "failed":
         this.settle(t, m.id)?.reject(new Error(m.error));
         return;
-      case "outcome":
-        this.settle(t, m.id)?.resolve(m.outcome as never);
+      case "answers":
+        for (const a of m.answers) {
+          if (a.error === undefined) this.settle(t, a.id)?.resolve(a.outcome as never);
+          else this.settle(t, a.id)?.reject(new Error(a.error));
+        }
         return;
       case "hash":
         this.settle(t, m.id)?.resolve({ index: m.index, hash: m.hash } as never);
@@ -296,6 +319,13 @@ export class SchedulerThreads {
     }
   }
 
+  /** One flush at the end of this turn's microtasks, for everything queued until then. */
+  private flushSoon(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    queueMicrotask(() => this.flush());
+  }
+
   private flush(): void {
     this.flushing = false;
     const t0 = performance.now();
@@ -304,12 +334,21 @@ export class SchedulerThreads {
     // third of the posting's cost with three threads).
     let last: { batches: readonly (readonly LogRecord[])[]; packed: PackedRecords } | undefined;
     for (const t of this.threads) {
-      if (t.outbox.length === 0) continue;
+      if (t.outbox.length === 0 && t.requests.length === 0) continue;
       const batches = t.outbox.splice(0);
-      if (t.state !== "live") continue;
-      if (!last || !sameBatches(last.batches, batches))
-        last = { batches, packed: packRecords(batches, true) };
-      this.postPacked(t, last.packed, false);
+      const requests = t.requests.length > 0 ? t.requests.splice(0) : undefined;
+      if (t.state === "dead") continue;
+      if (requests) {
+        this.figures.scheduleRequests += requests.length;
+        this.figures.scheduleMessages++;
+      }
+      if (batches.length > 0 && t.state === "live") {
+        if (!last || !sameBatches(last.batches, batches))
+          last = { batches, packed: packRecords(batches, true) };
+        this.postPacked(t, last.packed, false, requests);
+      } else if (requests) {
+        this.post(t, { kind: "schedule", items: requests });
+      }
     }
     this.figures.ms += performance.now() - t0;
   }
@@ -318,12 +357,19 @@ export class SchedulerThreads {
     this.postPacked(t, packRecords(batches), true);
   }
 
-  /** `transfer`: the buffer is this thread's alone, and moves to it. */
-  private postPacked(t: Thread, packed: PackedRecords, transfer: boolean): void {
+  /** `transfer`: the buffer is this thread's alone, and moves to it. `schedule`: requests to send along. */
+  private postPacked(
+    t: Thread,
+    packed: PackedRecords,
+    transfer: boolean,
+    schedule?: readonly ScheduleItem[],
+  ): void {
     this.figures.records += packed.count;
     this.figures.bytes += packed.buffer.byteLength;
     this.figures.messages++;
-    const message = { kind: "records", ...packed } satisfies ToThread;
+    const message = (
+      schedule ? { kind: "records", ...packed, schedule } : { kind: "records", ...packed }
+    ) satisfies ToThread;
     if (transfer) t.worker.postMessage(message, [packed.buffer as ArrayBuffer]);
     else t.worker.postMessage(message);
   }
@@ -382,6 +428,7 @@ export class SchedulerThreads {
   private async retire(t: Thread, err: Error): Promise<void> {
     t.state = "dead";
     t.outbox.length = 0;
+    t.requests.length = 0;
     for (const p of t.pending.values()) p.reject(err);
     t.pending.clear();
     void t.iter?.return?.();
@@ -401,6 +448,8 @@ interface Thread {
   /** Catch-up requests, one at a time. */
   reading: Promise<void>;
   outbox: (readonly LogRecord[])[];
+  /** Schedule requests waiting for this turn's flush. */
+  readonly requests: ScheduleItem[];
   readonly pending: Map<number, Pending>;
   inFlight: number;
   readonly ready: Promise<StartupFigures>;

@@ -102,6 +102,38 @@ describe.skipIf(!enabled)("scheduler thread figures", () => {
     }
   }, 300_000);
 
+  it("main-thread cost of a schedule request, alone in its turn and 16 to a turn", async () => {
+    const main = await MainStore.open(await tempDir());
+    opened.push(main);
+    await main.addNodes(100);
+    const threads = await startThreads(main, 1);
+    const ids: string[] = [];
+    for (let j = 0; j < 1_600; j++) ids.push(await main.registerJob(`ask-${j}`, 1));
+    const ask = (id: string) =>
+      threads.schedule({
+        evaluation: main.tables.evals.get(id)!,
+        minIndex: main.store.appliedIndex,
+        nowMs: Date.now(),
+        attempt: 0,
+      });
+    for (const perTurn of [1, 16, 1, 16]) {
+      const before = threads.forwarding;
+      const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
+      // The same 800 evaluations each round (computed, not submitted): only the batching differs.
+      for (let i = 0; i < 800; i += perTurn) await Promise.all(ids.slice(i, i + perTurn).map(ask));
+      const wallMs = performance.now() - t0;
+      const cpu = process.cpuUsage(cpu0);
+      const f = threads.forwarding;
+      const n = f.scheduleRequests - before.scheduleRequests;
+      console.info(
+        `schedule requests ${perTurn} to a turn: ${n} in ${f.scheduleMessages - before.scheduleMessages} ` +
+          `messages; main thread posting ${us(f.ms - before.ms, n)} per request; process CPU ` +
+          `${us((cpu.user + cpu.system) / 1000, n)} per request (both threads); ${us(wallMs, n)} wall per request`,
+      );
+    }
+  }, 300_000);
+
   it("replica memory, catch-up from a snapshot, schedule latency against in process", async () => {
     const main = await MainStore.open(await tempDir());
     opened.push(main);

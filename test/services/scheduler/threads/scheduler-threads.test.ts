@@ -175,6 +175,33 @@ describe.each([1, 2])("scheduler threads (%i workers)", (workers) => {
     }
   });
 
+  it("sends the requests of one turn to a thread in one message, each answered with its own plan", async () => {
+    const main = await mainStore();
+    await main.addNodes(20);
+    const jobs = ["t0", "t1", "t2", "t3", "t4", "t5"];
+    const sizes = new Map(jobs.map((id, i) => [id, i + 1]));
+    const evals: string[] = [];
+    for (const id of jobs) evals.push(await main.registerJob(id, sizes.get(id)!));
+    const threads = await threadsFor(main, workers);
+    const before = threads.forwarding;
+    const index = main.store.appliedIndex;
+    const nowMs = Date.now();
+    const outcomes = await Promise.all(
+      evals.map((id) =>
+        threads.schedule({ evaluation: main.tables.evals.get(id)!, minIndex: index, nowMs, attempt: 0 }),
+      ),
+    );
+    const after = threads.forwarding;
+    expect(after.scheduleRequests - before.scheduleRequests).toBe(jobs.length);
+    // One message per thread at most (the least busy thread takes each request in turn).
+    expect(after.scheduleMessages - before.scheduleMessages).toBeLessThanOrEqual(workers);
+    for (const [i, outcome] of outcomes.entries()) {
+      expect(outcome.evalID).toBe(evals[i]);
+      expect(outcome.atIndex).toBeGreaterThanOrEqual(index);
+      expect(Object.values(outcome.placed).flat()).toHaveLength(sizes.get(jobs[i]!)!);
+    }
+  });
+
   it("waits for the index it is asked to compute at", async () => {
     const main = await mainStore();
     await main.addNodes(5);
