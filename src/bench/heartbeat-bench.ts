@@ -9,6 +9,7 @@ import { type RunningServer, startServer } from "../server.ts";
 import { writeEvents } from "../store/writer.ts";
 import { load } from "./http-load.ts";
 import type { LoadCall } from "./http-load-worker.ts";
+import { type CallingNode, heartbeatCall, registerCall } from "./node-rpc-calls.ts";
 import { percentile } from "./percentile.ts";
 
 export interface HeartbeatFigures {
@@ -26,10 +27,7 @@ export interface HeartbeatFigures {
   readonly alloc_update_burst_events_per_1000: number;
 }
 
-interface Node {
-  readonly id: string;
-  readonly secret: string;
-}
+type Node = CallingNode;
 
 /**
  * Client heartbeats over real HTTP against a server with `nodes` registered
@@ -125,25 +123,3 @@ async function allocUpdates(server: RunningServer, url: string, nodes: readonly 
   const result = await load(url, calls, { concurrency });
   return { records: server.log.lastIndex() - before, p99: percentile([...result.latencies], 0.99) };
 }
-
-const registerCall = (n: Node): LoadCall => ({
-  path: "/v1/rpc/Node.Register",
-  token: n.secret,
-  body: JSON.stringify({
-    Node: {
-      ID: n.id,
-      SecretID: n.secret,
-      Datacenter: "dc1",
-      Name: `bench-${n.id.slice(0, 8)}`,
-      HTTPAddr: "10.0.0.1:4646",
-      Attributes: { "kernel.name": "linux", "nomad.version": "1.5.6" },
-      Status: "initializing",
-    },
-  }),
-});
-
-const heartbeatCall = (n: Node): LoadCall => ({
-  path: "/v1/rpc/Node.UpdateStatus",
-  token: n.secret,
-  body: JSON.stringify({ NodeID: n.id, Status: "ready" }),
-});

@@ -9,6 +9,7 @@ import { writeEvents } from "../store/writer.ts";
 import { startBenchServer } from "./bench-server.ts";
 import { load, loadFromProcess } from "./http-load.ts";
 import type { LoadCall } from "./http-load-worker.ts";
+import { type CallingNode, heartbeatCall, registerCall } from "./node-rpc-calls.ts";
 import { percentile } from "./percentile.ts";
 
 export interface RpcCostOptions {
@@ -35,9 +36,7 @@ export interface RpcMethodCost {
 /** `nodes`, and each method's figures as `<method>.<figure>` (flat, as the bench table prints one level). */
 export type RpcCostFigures = Readonly<Record<string, number>>;
 
-interface BenchNode {
-  readonly id: string;
-  readonly secret: string;
+interface BenchNode extends CallingNode {
   allocID: string;
 }
 
@@ -166,28 +165,6 @@ async function placeOneAllocEach(server: RunningServer, nodes: BenchNode[]): Pro
   ]);
   if (outcomes[0]?.status !== "applied") throw new Error("placing the benchmark allocations failed");
 }
-
-const registerCall = (n: BenchNode): LoadCall => ({
-  path: "/v1/rpc/Node.Register",
-  token: n.secret,
-  body: JSON.stringify({
-    Node: {
-      ID: n.id,
-      SecretID: n.secret,
-      Datacenter: "dc1",
-      Name: `bench-${n.id.slice(0, 8)}`,
-      HTTPAddr: "10.0.0.1:4646",
-      Attributes: { "kernel.name": "linux", "nomad.version": "1.6.1" },
-      Status: "initializing",
-    },
-  }),
-});
-
-const heartbeatCall = (n: BenchNode): LoadCall => ({
-  path: "/v1/rpc/Node.UpdateStatus",
-  token: n.secret,
-  body: JSON.stringify({ NodeID: n.id, Status: "ready" }),
-});
 
 const clientAllocsCall = (n: BenchNode): LoadCall => ({
   path: "/v1/rpc/Node.GetClientAllocs",

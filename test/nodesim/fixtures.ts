@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { AllocRow } from "../../projections/allocs.ts";
 import type { NodeRow } from "../../projections/nodes.ts";
-import type { NodeSimOptions } from "../../src/nodesim/simulator.ts";
+import { type NodeSimOptions, NodeSimulator } from "../../src/nodesim/simulator.ts";
 import { writeEvents } from "../../src/store/writer.ts";
 import { type AllocJob, type AllocTaskGroup, newAllocation } from "../../streams/allocs.ts";
-import type { TestServer } from "../server-harness.ts";
+import { startTestServer, type TestServer } from "../server-harness.ts";
 
 /** Short TTLs so heartbeats and missed heartbeats happen within a test: TTL 1–2 s, grace 1 s. */
 export const FAST_HEARTBEATS = [
@@ -113,4 +113,31 @@ export async function eventually(what: string, check: () => boolean | Promise<bo
     if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Whether all `nodes` simulated nodes are registered and ready. */
+export const allNodesReady = (s: TestServer, nodes: number) =>
+  nodesTable(s).size === nodes && [...nodesTable(s).all()].every((n) => n.Status === "ready");
+
+/**
+ * A real server and a simulator of `options.nodes` nodes against it, once
+ * every node is ready; both are stopped by `cleanup` (run it after each test).
+ */
+export async function simulatedCluster(
+  cleanup: (() => Promise<void>)[],
+  serverArgs: string[],
+  options: Pick<NodeSimOptions, "nodes" | "seed"> & Partial<NodeSimOptions>,
+): Promise<{ s: TestServer; sim: NodeSimulator }> {
+  const s = await startTestServer({ args: serverArgs });
+  cleanup.push(() => s.stop());
+  const sim = new NodeSimulator({
+    server: s.url,
+    initialHeartbeatStaggerMs: 500,
+    driver: FAST_DRIVER,
+    ...options,
+  });
+  cleanup.push(() => sim.stop());
+  await sim.start();
+  await eventually("every node ready", () => allNodesReady(s, options.nodes));
+  return { s, sim };
 }

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type NodeSimOptions, NodeSimulator } from "../../src/nodesim/simulator.ts";
 import { VirtualClock } from "../../src/util/clock.ts";
-import { startTestServer, type TestServer } from "../server-harness.ts";
-import { eventually, FAST_DRIVER, FAST_HEARTBEATS, nodesTable } from "./fixtures.ts";
+import type { TestServer } from "../server-harness.ts";
+import { allNodesReady, eventually, FAST_HEARTBEATS, nodesTable, simulatedCluster } from "./fixtures.ts";
 
 const NODES = 40;
 
@@ -11,26 +11,15 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
-async function setup(serverArgs: string[], options: Partial<NodeSimOptions> = {}) {
-  const s = await startTestServer({ args: serverArgs });
-  cleanup.push(() => s.stop());
-  const sim = new NodeSimulator({
-    server: s.url,
+const setup = (serverArgs: string[], options: Partial<NodeSimOptions> = {}) =>
+  simulatedCluster(cleanup, serverArgs, {
     nodes: NODES,
     seed: "heartbeat-thread-test",
-    initialHeartbeatStaggerMs: 500,
-    driver: FAST_DRIVER,
     heartbeatThread: true,
     ...options,
   });
-  cleanup.push(() => sim.stop());
-  await sim.start();
-  await eventually("every node ready", () => allReady(s));
-  return { s, sim };
-}
 
-const allReady = (s: TestServer) =>
-  nodesTable(s).size === NODES && [...nodesTable(s).all()].every((n) => n.Status === "ready");
+const allReady = (s: TestServer) => allNodesReady(s, NODES);
 
 describe("nodesim heartbeats from a thread of their own", () => {
   it("heartbeats every node at its TTL from the thread, counted with the others' calls", async () => {

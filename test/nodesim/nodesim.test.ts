@@ -1,14 +1,16 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type NodeSimOptions, NodeSimulator } from "../../src/nodesim/simulator.ts";
 import { HOUR_NS } from "../api/node-fixtures.ts";
-import { startTestServer, type TestServer } from "../server-harness.ts";
+import type { TestServer } from "../server-harness.ts";
 import {
+  allNodesReady,
   allocsTable,
   eventually,
   FAST_HEARTBEATS,
   nodesTable,
   placeMany,
   simJob,
+  simulatedCluster,
   stopAllocs,
 } from "./fixtures.ts";
 
@@ -27,25 +29,15 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
-async function setup(serverArgs: string[] = [], options: Partial<NodeSimOptions> = {}) {
-  const s = await startTestServer({ args: serverArgs });
-  cleanup.push(() => s.stop());
-  const sim = new NodeSimulator({
-    server: s.url,
+const setup = (serverArgs: string[] = [], options: Partial<NodeSimOptions> = {}) =>
+  simulatedCluster(cleanup, serverArgs, {
     nodes: NODES,
     seed: "nodesim-test",
-    initialHeartbeatStaggerMs: 500,
     driver: FAST_DRIVER,
     ...options,
   });
-  cleanup.push(() => sim.stop());
-  await sim.start();
-  await eventually("every node ready", () => allReady(s));
-  return { s, sim };
-}
 
-const allReady = (s: TestServer) =>
-  nodesTable(s).size === NODES && [...nodesTable(s).all()].every((n) => n.Status === "ready");
+const allReady = (s: TestServer) => allNodesReady(s, NODES);
 
 describe("nodesim against a real server", () => {
   it("registers 200 nodes that heartbeat at the TTL they are given, and a plain heartbeat writes nothing", async () => {
