@@ -17,6 +17,12 @@ export interface RpcCostOptions {
   /** Calls of each method in the measured run. */
   readonly calls?: number;
   readonly concurrency?: number;
+  /**
+   * The server with ACLs enabled and bootstrapped: every call is then
+   * authenticated by the ACL authenticator before its route checks the
+   * node (nodes call with their secrets, as Nomad's clients do).
+   */
+  readonly acl?: boolean;
   readonly progress?: (what: string) => void;
 }
 
@@ -33,7 +39,7 @@ export interface RpcMethodCost {
   readonly p99_ms: number;
 }
 
-/** `nodes`, and each method's figures as `<method>.<figure>` (flat, as the bench table prints one level). */
+/** `nodes`, `acl` (1: ACLs on), and each method's figures as `<method>.<figure>` (flat, as the bench table prints one level). */
 export type RpcCostFigures = Readonly<Record<string, number>>;
 
 interface BenchNode extends CallingNode {
@@ -48,16 +54,19 @@ interface BenchNode extends CallingNode {
  * times round-robin over the nodes by `concurrency` keep-alive clients in a
  * child process, after a warm-up pass. The server runs in this process and
  * does nothing else meanwhile, so its CPU time over the run is the calls'.
+ * With `acl`, the same on a server with ACLs on.
  */
 export async function benchRpcCost(options: RpcCostOptions = {}): Promise<RpcCostFigures> {
   const count = options.nodes ?? 1_000;
   const total = options.calls ?? 20_000;
   const concurrency = options.concurrency ?? 16;
   const progress = options.progress ?? (() => undefined);
+  const acl = options.acl === true;
   const dir = await mkdtemp(join(tmpdir(), "chronomad-bench-rpc-cost-"));
-  const server = await startBenchServer(["--data-dir", dir]);
+  const server = await startBenchServer(["--data-dir", dir, ...(acl ? ["--acl-enabled"] : [])]);
   const url = `http://${server.address}`;
   try {
+    if (acl) await bootstrapAcl(url);
     const nodes: BenchNode[] = Array.from({ length: count }, () => ({
       id: randomUUID(),
       secret: randomUUID(),
@@ -68,7 +77,7 @@ export async function benchRpcCost(options: RpcCostOptions = {}): Promise<RpcCos
     await load(url, nodes.map(heartbeatCall), { concurrency: 32 });
     await placeOneAllocEach(server, nodes);
 
-    const figures: Record<string, number> = { nodes: count };
+    const figures: Record<string, number> = { nodes: count, acl: acl ? 1 : 0 };
     // Node.UpdateAlloc answers after its 50 ms coalescing window: 16 clients
     // would take a minute, longer than a node's heartbeat TTL, so it gets
     // more clients in flight (each a different node's) and fewer calls.
@@ -128,6 +137,12 @@ function mainThreadCpuUs(): number {
 }
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
+
+/** ACLs bootstrapped, as a cluster running with them is: its management token is not needed further. */
+async function bootstrapAcl(url: string): Promise<void> {
+  const res = await fetch(`${url}/v1/acl/bootstrap`, { method: "POST" });
+  if (!res.ok) throw new Error(`ACL bootstrap: ${res.status} ${await res.text()}`);
+}
 
 /** One running allocation per node, written as the plan applier writes placements. */
 async function placeOneAllocEach(server: RunningServer, nodes: BenchNode[]): Promise<void> {

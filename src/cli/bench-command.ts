@@ -36,7 +36,7 @@ const USAGE = `Usage: chronomad bench [--json] [--eval-delete | --all]
        chronomad bench --log-open [--log-sizes MB,MB,...] [--json]
        chronomad bench --history-read [--transitions N] [--json]
        chronomad bench --csi [--json]
-       chronomad bench --rpc-cost [--json]
+       chronomad bench --rpc-cost [--acl] [--json]
 
 Runs chronomad's benchmarks (file log appends, replay, append-to-visible,
 filters, event stream, heartbeats, ACLs, scheduler, job registrations,
@@ -108,7 +108,8 @@ one allocation each; then Node.UpdateStatus, Node.GetClientAllocs,
 Alloc.GetAllocs, 20,000 calls each by 16 keep-alive clients in another
 process, and Node.UpdateAlloc, 5,000 calls by 192 (it answers after its
 50 ms window): the server's CPU time per call (every thread, and the
-main thread's alone), calls/s, p50/p99 latency.
+main thread's alone), calls/s, p50/p99 latency. With --acl, the same on a
+server with ACLs enabled and bootstrapped (nodes call with their secrets).
 
 The file log open benchmark alone (--log-open): one file log grown to each
 size in turn (default 100, 1024 and 5120 MB of 1 KiB records; --log-sizes
@@ -171,7 +172,7 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
     return report(figures, json, out, false);
   }
   if (parsed.rpcCost) {
-    figures.rpc_cost = await benchRpcCost({ progress });
+    figures.rpc_cost = await benchRpcCost({ acl: parsed.rpcCostAcl, progress });
     return report(figures, json, out, false);
   }
   if (parsed.ports) {
@@ -280,6 +281,8 @@ interface BenchArgs {
   readonly csi: boolean;
   /** Only the client RPC cost benchmark. */
   readonly rpcCost: boolean;
+  /** The client RPC cost benchmark on a server with ACLs on. */
+  readonly rpcCostAcl: boolean;
   /** Only the file log open benchmark, at these sizes (MB). */
   readonly logOpen: readonly number[] | undefined;
   /** Only the history benchmark, with this many transitions. */
@@ -301,6 +304,7 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
     "--csi",
     "--pipeline",
     "--rpc-cost",
+    "--acl",
   ];
   const valued = [
     "--vs",
@@ -351,6 +355,7 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
   if (Number.isNaN(transitions)) return "--transitions takes a count of 20,000 or more";
   if (transitions !== undefined && !seen.has("--history-read")) return "--transitions is for --history-read";
   const given = (a: string) => seen.has(a) || values.has(a);
+  if (seen.has("--acl") && !seen.has("--rpc-cost")) return "--acl is for --rpc-cost";
   const pipelineOnly = seen.has("--pipeline");
   if (pipelineOnly && registrationOnly)
     return "--pipeline and --registration (or --vs) are separate benchmarks";
@@ -379,6 +384,7 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
     ports: seen.has("--ports"),
     csi: seen.has("--csi"),
     rpcCost: seen.has("--rpc-cost"),
+    rpcCostAcl: seen.has("--acl"),
     logOpen: seen.has("--log-open") ? sizes : undefined,
     historyRead: seen.has("--history-read") ? (transitions ?? 2_000_000) : undefined,
   };

@@ -5,6 +5,7 @@ describe("client RPC cost benchmark", () => {
   it("calls each client RPC from another process, every call answered, and reports the server's CPU per call", async () => {
     const figures = await benchRpcCost({ nodes: 20, calls: 200, concurrency: 4 });
     expect(figures.nodes).toBe(20);
+    expect(figures.acl).toBe(0);
     for (const method of [
       "Node.UpdateStatus",
       "Node.UpdateAlloc",
@@ -19,5 +20,20 @@ describe("client RPC cost benchmark", () => {
     }
     expect(figures["Node.UpdateAlloc.calls"]).toBe(50);
     expect(figures["Node.UpdateAlloc.concurrency"]).toBe(20);
+  }, 180_000);
+
+  it("with acl, runs every method on a server with ACLs on, each call authenticated by the node's secret", async () => {
+    const figures = await benchRpcCost({ nodes: 10, calls: 100, concurrency: 4, acl: true });
+    expect(figures.acl).toBe(1);
+    for (const method of [
+      "Node.UpdateStatus",
+      "Node.UpdateAlloc",
+      "Node.GetClientAllocs",
+      "Alloc.GetAllocs",
+    ]) {
+      // Each call answered 2xx (a refused one throws).
+      expect(figures[`${method}.calls_per_s`]).toBeGreaterThan(0);
+      expect(figures[`${method}.server_cpu_us_per_call`]).toBeGreaterThan(0);
+    }
   }, 180_000);
 });
