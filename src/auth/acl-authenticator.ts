@@ -6,13 +6,12 @@ import type { RootKeyTable } from "../../projections/root-keys.ts";
 import { AclCache } from "../acl/policy/acl-cache.ts";
 import type { Acl, AclClaim } from "../acl/policy/compile-acl.ts";
 import { tokenExpired } from "../acl/token-view.ts";
-import { nodeIdentity } from "../api/client-rpc/node-auth.ts";
 import { IdentityVerifier } from "../identity/identity-verifier.ts";
 import { IdentityError, looksLikeJwt, type PresentedClaims } from "../identity/jwt.ts";
 import { aclClaimOf, policiesForWorkload } from "../identity/workload-identity.ts";
 import type { Table } from "../store/table.ts";
 import type { Clock } from "../util/clock.ts";
-import { hashSecret, secretMatches } from "../util/secret-hash.ts";
+import { hashSecret } from "../util/secret-hash.ts";
 import {
   type AuthenticatedIdentity,
   type Authenticator,
@@ -20,6 +19,9 @@ import {
   callerOf,
   presentedToken,
 } from "./authenticate.ts";
+import { constantTimeEqual } from "./constant-time.ts";
+import { nodeIdentity } from "./node-identity.ts";
+import { nodeSecretRowByHash, rememberedNodeSecretRow } from "./proven-node-secrets.ts";
 
 export interface AclTables {
   readonly aclTokens: Table<ACLTokenRow>;
@@ -80,7 +82,9 @@ export const TOKEN_INVALID = "ACL token is invalid";
  * - the SecretID of a live token (looked up by its hash, compared in
  *   constant time): that token, its policies and its roles' policies merged;
  * - an expired token: refused "ACL token expired";
- * - a node's SecretID: that client node, allowed only what a client does;
+ * - a node's SecretID: that client node, allowed only what a client does
+ *   (a token with the same secret wins; a node secret proven before is
+ *   checked by a constant-time compare, src/auth/proven-node-secrets.ts);
  * - a JWT: a workload identity (Nomad's VerifyClaim), governed by the
  *   policies attached to its job; refused with Nomad's reason ("failed to
  *   verify token: …", "allocation is terminal") when it does not check out;
@@ -113,15 +117,27 @@ export class AclAuthenticator implements Authenticator {
         ? this.workloadIdentity(this.identities, secret, caller)
         : refused(TOKEN_INVALID);
     }
+    const { aclTokens, nodeSecrets, nodes } = this.tables;
+    // A node's secret proven before costs a compare, not a hash: the row
+    // remembered for it is still the node's and the secret proves it. A
+    // token wins over a node as below: one holding the same hash (the same
+    // secret) sends the call the long way.
+    const known = rememberedNodeSecretRow(nodeSecrets, secret);
+    if (known !== undefined && aclTokens.countBy("secret", known.SecretIDHash) === 0) {
+      const node = nodes.get(known.ID);
+      if (node) return nodeIdentity(node);
+    }
+    // One hash for the token and the node lookups; the rows found by it hold
+    // that very hash (compared again in constant time all the same).
     const hash = hashSecret(secret);
-    const [token] = this.tables.aclTokens.by("secret", hash);
-    if (token && secretMatches(secret, token.SecretIDHash)) {
+    const [token] = aclTokens.by("secret", hash);
+    if (token && constantTimeEqual(hash, token.SecretIDHash)) {
       if (tokenExpired(token, this.clock.now())) return refused(TOKEN_EXPIRED);
       return this.tokenIdentity(token, secret, caller);
     }
-    const [nodeSecret] = this.tables.nodeSecrets.by("hash", hash);
-    const node = nodeSecret && this.tables.nodes.get(nodeSecret.ID);
-    if (node && secretMatches(secret, nodeSecret.SecretIDHash)) return nodeIdentity(node);
+    const nodeSecret = nodeSecretRowByHash(nodeSecrets, secret, hash);
+    const node = nodeSecret && nodes.get(nodeSecret.ID);
+    if (node) return nodeIdentity(node);
     return refused(TOKEN_NOT_FOUND);
   }
 

@@ -1,9 +1,10 @@
 import type { FastifyRequest } from "fastify";
 import type { NodeRow } from "../../../projections/nodes.ts";
 import { type AuthenticatedIdentity, presentedToken } from "../../auth/authenticate.ts";
+import { nodeIdentity } from "../../auth/node-identity.ts";
+import { nodeSecretProven, nodeSecretRowOf } from "../../auth/proven-node-secrets.ts";
 import { ApiError } from "../api-error.ts";
 import type { ApiContext } from "../context.ts";
-import { nodeSecretProven, nodeSecretRowOf } from "./proven-node-secrets.ts";
 
 export interface AuthenticatedNode {
   readonly node: NodeRow;
@@ -25,7 +26,7 @@ export function presentedNodeSecret(
  * Authenticates one call as node `nodeID` from the secret it carries, and
  * nothing else: no trust is kept from an earlier call or connection (Nomad
  * CVE-2023-1782; a secret proven before is remembered only as a cheaper
- * check of the same stored hash, see proven-node-secrets.ts). Unknown node:
+ * check of the same stored hash, see src/auth/proven-node-secrets.ts). Unknown node:
  * 404; missing or wrong secret: 403.
  */
 export function authenticateNode(
@@ -50,18 +51,4 @@ export function authenticateNodeBySecret(ctx: ApiContext, secret: string | undef
   const node = stored && ctx.tables.nodes.get(stored.ID);
   if (!node) throw ApiError.forbidden();
   return { node, identity: nodeIdentity(node) };
-}
-
-/** A client node: it may act on itself and read allocations (it watches previous allocations elsewhere). */
-export function nodeIdentity(node: Pick<NodeRow, "ID" | "Name">): AuthenticatedIdentity {
-  return {
-    actor: { kind: "node", id: node.ID, name: node.Name },
-    allows: nodeAllows,
-    label: `client:${node.ID}`,
-  };
-}
-
-// One function for every node identity: a closure per call cost an allocation (and tsx's __name) per RPC.
-function nodeAllows(_namespace: string, capability: string): boolean {
-  return capability === "node:client" || capability === "read-job";
 }

@@ -8,13 +8,14 @@ import {
   type NodeStatus,
   type SchedulingEligibility,
 } from "../../../streams/nodes.ts";
+import { nodeIdentity } from "../../auth/node-identity.ts";
 import { computeNodeClass } from "../../nodes/computed-class.ts";
 import { evalsForNode, statusChangeNeedsEvals } from "../../nodes/node-evals.ts";
 import { hashNodeSecret, nodeSecretMatches } from "../../nodes/node-secret.ts";
 import { ApiError } from "../api-error.ts";
 import { commit, type Draft } from "../commit.ts";
 import { nodeUpdateResponse } from "../node-responses.ts";
-import { nodeIdentity, presentedNodeSecret } from "./node-auth.ts";
+import { presentedNodeSecret } from "./node-auth.ts";
 import { notLeader, type RpcHandler } from "./rpc-context.ts";
 import type { NodeBody, RegisterBody } from "./schemas.ts";
 

@@ -1,9 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { NodeSecretRow } from "../../../projections/nodes.ts";
-import { nodeSecretProven, nodeSecretRowOf } from "../../../src/api/client-rpc/proven-node-secrets.ts";
-import { hashNodeSecret } from "../../../src/nodes/node-secret.ts";
-import { Table } from "../../../src/store/table.ts";
+import type { NodeSecretRow } from "../../projections/nodes.ts";
+import {
+  nodeSecretProven,
+  nodeSecretRowByHash,
+  nodeSecretRowOf,
+  rememberedNodeSecretRow,
+} from "../../src/auth/proven-node-secrets.ts";
+import { hashNodeSecret } from "../../src/nodes/node-secret.ts";
+import { Table } from "../../src/store/table.ts";
 
 function secretsTable(): Table<NodeSecretRow> {
   return new Table<NodeSecretRow>({
@@ -61,5 +66,39 @@ describe("proven node secrets", () => {
     // n4 is removed: its secret finds nothing.
     table.delete("n4", 4);
     expect(nodeSecretRowOf(table, b)).toBeUndefined();
+  });
+
+  it("remembers a secret only once proven by its hash, and forgets it when the row changes or goes", () => {
+    const table = secretsTable();
+    const a = randomUUID();
+    table.put(row("n5", a, 1), 1);
+    // Never proven: not known without hashing.
+    expect(rememberedNodeSecretRow(table, a)).toBeUndefined();
+    // A hash no row holds proves nothing, and remembers nothing.
+    const wrong = randomUUID();
+    expect(nodeSecretRowByHash(table, wrong, hashNodeSecret(wrong))).toBeUndefined();
+    expect(rememberedNodeSecretRow(table, wrong)).toBeUndefined();
+
+    expect(nodeSecretRowByHash(table, a, hashNodeSecret(a))?.ID).toBe("n5");
+    expect(rememberedNodeSecretRow(table, a)?.ID).toBe("n5");
+    expect(rememberedNodeSecretRow(table, randomUUID())).toBeUndefined();
+    expect(rememberedNodeSecretRow(table, `${a}x`)).toBeUndefined();
+
+    // Registered again with the same secret: a new row, proven again before it is known.
+    table.put(row("n5", a, 2), 2);
+    expect(rememberedNodeSecretRow(table, a)).toBeUndefined();
+    expect(nodeSecretRowOf(table, a)?.ID).toBe("n5");
+    expect(rememberedNodeSecretRow(table, a)?.ModifyIndex).toBe(2);
+
+    // Another secret: the old one is neither remembered nor found by its hash.
+    const a2 = randomUUID();
+    table.put(row("n5", a2, 3), 3);
+    expect(rememberedNodeSecretRow(table, a)).toBeUndefined();
+    expect(nodeSecretRowByHash(table, a, hashNodeSecret(a))).toBeUndefined();
+    expect(nodeSecretRowOf(table, a2)?.ID).toBe("n5");
+
+    table.delete("n5", 4);
+    expect(rememberedNodeSecretRow(table, a2)).toBeUndefined();
+    expect(nodeSecretRowOf(table, a2)).toBeUndefined();
   });
 });
