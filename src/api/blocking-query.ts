@@ -1,3 +1,4 @@
+import type { Socket } from "node:net";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Subscription } from "rxjs";
 import { staleParam } from "../query/query-bool.ts";
@@ -79,39 +80,26 @@ export async function runBlocking<T>(
   // one with no index to wait past. Those need no watch.
   const past = request.view?.atIndex !== undefined;
   if (minIndex <= 0 || past) return run();
-  // Armed before each run, so a change applied while the read runs (it may
-  // yield) or before the wait begins still wakes it.
-  let change = armChange(ctx, watches);
+  const wait = new BlockingWait(ctx, request, watches);
   try {
+    // Armed before each run, so a change applied while the read runs (it may
+    // yield) or before the wait begins still wakes it.
+    wait.arm();
     let result = await run();
     if (result.index <= minIndex) {
       const deadline = Date.now() + waitMs + Math.random() * (waitMs / JITTER_FRACTION);
+      wait.until(deadline);
       while (result.index <= minIndex && !callerGone(request)) {
-        const remaining = deadline - Date.now();
-        if (remaining <= 0) break;
-        if ((await nextChange(ctx, request, change.changed, remaining)) !== "changed") break;
-        change = armChange(ctx, watches);
+        if (deadline - Date.now() <= 0) break;
+        if ((await wait.next()) !== "changed") break;
+        wait.arm();
         result = await run();
       }
     }
     return result;
   } finally {
-    change.cancel();
+    wait.end();
   }
-}
-
-interface ArmedChange {
-  /** Resolves at the first applied change to the watches after arming. */
-  readonly changed: Promise<void>;
-  cancel(): void;
-}
-
-function armChange(ctx: ApiContext, watches: readonly Watch[]): ArmedChange {
-  let cancel = () => {};
-  const changed = new Promise<void>((resolve) => {
-    cancel = ctx.watches.once(watches, () => resolve());
-  });
-  return { changed, cancel };
 }
 
 /**
@@ -124,33 +112,94 @@ function callerGone(request: FastifyRequest): boolean {
   return request.raw.socket?.destroyed === true;
 }
 
-/** Waits for `changed`, the end of `ms`, the caller going away, or the server closing. */
-function nextChange(
-  ctx: ApiContext,
-  request: FastifyRequest,
-  changed: Promise<void>,
-  ms: number,
-): Promise<"changed" | "timeout" | "gone" | "closing"> {
-  return new Promise((resolve) => {
-    let settled = false;
-    let closing: Subscription | undefined;
-    const socket = request.raw.socket;
-    const gone = () => settle("gone");
-    const settle = (why: "changed" | "timeout" | "gone" | "closing") => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      closing?.unsubscribe();
-      socket?.off("close", gone);
-      resolve(why);
-    };
-    void changed.then(() => settle("changed"));
-    const timer = setTimeout(() => settle("timeout"), ms);
-    socket?.once("close", gone);
-    // closing$ has completed already once the server is closing: settles at once.
-    closing = ctx.closing$.subscribe({ next: () => settle("closing"), complete: () => settle("closing") });
-    if (settled) closing.unsubscribe();
-  });
+type WaitOutcome = "changed" | "timeout" | "gone" | "closing";
+
+/**
+ * One long poll's wait, from its first run to its answer: one object and
+ * its callbacks for the whole wait, whatever the number of wakes. What ends
+ * the wait (its deadline, the caller going away, the server closing) is
+ * listened for once, not armed again per wake: a wake then costs the watch
+ * registration and the one promise the loop awaits.
+ */
+class BlockingWait {
+  /** Whether the watches changed since they were last armed. */
+  private changed = false;
+  /** What ended the wait, for good. */
+  private ended: Exclude<WaitOutcome, "changed"> | undefined;
+  private cancelWatch: (() => void) | undefined;
+  /** The loop waiting in next(), if it is. */
+  private waiter: ((why: WaitOutcome) => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private closing: Subscription | undefined;
+  private readonly socket: Socket | undefined;
+  // Made once per wait (not per wake), and handed to the watches, the socket and closing$.
+  private readonly onChange = () => {
+    // A watch fires once, and cancels itself.
+    this.cancelWatch = undefined;
+    this.changed = true;
+    this.settle();
+  };
+  private readonly onGone = () => this.finish("gone");
+  private readonly onClosing = () => this.finish("closing");
+
+  constructor(
+    private readonly ctx: ApiContext,
+    request: FastifyRequest,
+    private readonly watches: readonly Watch[],
+  ) {
+    this.socket = request.raw.socket ?? undefined;
+  }
+
+  /** Watches for the next applied change of the watches (the previous one done with). */
+  arm(): void {
+    this.cancelWatch?.();
+    this.changed = false;
+    this.cancelWatch = this.ctx.watches.once(this.watches, this.onChange);
+  }
+
+  /** From here on the wait ends at `deadline`, when the caller goes away, or when the server closes. */
+  until(deadline: number): void {
+    this.timer = setTimeout(timedOut, Math.max(0, deadline - Date.now()), this);
+    this.socket?.once("close", this.onGone);
+    // closing$ has completed already once the server is closing: ends the wait at once.
+    this.closing = this.ctx.closing$.subscribe({ next: this.onClosing, complete: this.onClosing });
+  }
+
+  /** The change armed for, or what ended the wait (that first, when both happened). */
+  next(): Promise<WaitOutcome> {
+    if (this.ended !== undefined) return Promise.resolve(this.ended);
+    if (this.changed) return Promise.resolve("changed");
+    return new Promise((resolve) => {
+      this.waiter = resolve;
+    });
+  }
+
+  end(): void {
+    this.cancelWatch?.();
+    this.cancelWatch = undefined;
+    this.waiter = undefined;
+    // Answered by its first run: it never waited.
+    if (this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.closing?.unsubscribe();
+    this.socket?.off("close", this.onGone);
+  }
+
+  finish(why: Exclude<WaitOutcome, "changed">): void {
+    this.ended ??= why;
+    this.settle();
+  }
+
+  private settle(): void {
+    const waiter = this.waiter;
+    if (waiter === undefined) return;
+    this.waiter = undefined;
+    waiter(this.ended ?? "changed");
+  }
+}
+
+function timedOut(wait: BlockingWait): void {
+  wait.finish("timeout");
 }
 
 /**

@@ -1,3 +1,4 @@
+import { EventEmitter } from "node:events";
 import type { FastifyRequest } from "fastify";
 import { Subject } from "rxjs";
 import { describe, expect, it } from "vitest";
@@ -7,23 +8,39 @@ import type { Watch } from "../../src/store/watches.ts";
 
 /** Just what runBlocking uses of the context: wake-ups it fires by hand, and closing$. */
 function fakeContext() {
-  const wakes: (() => void)[] = [];
+  const wakes = new Set<() => void>();
+  const closing$ = new Subject<"closing">();
   const ctx = {
     watches: {
       once: (_w: readonly Watch[], wake: () => void) => {
-        wakes.push(wake);
-        return () => {};
+        // Fires once, as Watches' does; cancelling forgets it.
+        const entry = () => wake();
+        wakes.add(entry);
+        return () => wakes.delete(entry);
       },
     },
-    closing$: new Subject<void>(),
+    closing$,
   } as unknown as ApiContext;
   return {
     ctx,
+    closing$,
+    /** Wake-ups registered and neither fired nor cancelled. */
+    armed: () => wakes.size,
     wakeAll: () => {
-      for (const wake of wakes.splice(0)) wake();
+      const due = [...wakes];
+      wakes.clear();
+      for (const wake of due) wake();
     },
   };
 }
+
+/** A request on a connection that can close (a real emitter, so its listeners can be counted). */
+function requestOnSocket(): { request: FastifyRequest; socket: EventEmitter & { destroyed: boolean } } {
+  const socket = Object.assign(new EventEmitter(), { destroyed: false });
+  return { request: { raw: { destroyed: true, socket } } as unknown as FastifyRequest, socket };
+}
+
+const turn = () => new Promise((r) => setImmediate(r));
 
 /** A request whose body stream Node has already destroyed, on a connection still open. */
 function requestAfterBodyRead(socketDestroyed = false): FastifyRequest {
@@ -65,6 +82,87 @@ describe("runBlocking", () => {
         body: 5,
       }),
     );
+    expect(answer.index).toBe(5);
+  });
+
+  it("runs again at each wake until the index passes, a change during a run included, and leaves nothing behind", async () => {
+    const { ctx, closing$, armed, wakeAll } = fakeContext();
+    const { request, socket } = requestOnSocket();
+    let index = 5;
+    let runs = 0;
+    const answer = runBlocking(ctx, request, { minIndex: 7, waitMs: 60_000 }, ["allocs"], async () => {
+      runs++;
+      // The second run sees a change applied while it reads: it must not be lost.
+      if (runs === 2) wakeAll();
+      await turn();
+      return { index, body: index };
+    });
+    await turn();
+    await turn();
+    expect(runs).toBe(1);
+    index = 6;
+    wakeAll();
+    // Run 2 reads 6 (not past 7) and was woken during its read: run 3 follows on its own.
+    for (let i = 0; i < 20 && runs < 3; i++) await turn();
+    // Run 3 done reading (6 again): the loop waits.
+    await turn();
+    await turn();
+    expect(runs).toBe(3);
+    index = 8;
+    wakeAll();
+    expect(await answer).toEqual({ index: 8, body: 8 });
+    expect(runs).toBe(4);
+    expect(armed()).toBe(0);
+    expect(socket.listenerCount("close")).toBe(0);
+    expect(closing$.observed).toBe(false);
+  });
+
+  it("answers with what it has when the wait runs out", async () => {
+    const { ctx, armed } = fakeContext();
+    const { request, socket } = requestOnSocket();
+    const answer = await runBlocking(ctx, request, { minIndex: 5, waitMs: 30 }, ["allocs"], () => ({
+      index: 5,
+      body: "as it was",
+    }));
+    expect(answer.body).toBe("as it was");
+    expect(armed()).toBe(0);
+    expect(socket.listenerCount("close")).toBe(0);
+  });
+
+  it("answers at once when the caller hangs up, or the server closes, during the wait", async () => {
+    const gone = fakeContext();
+    const caller = requestOnSocket();
+    const hangUp = runBlocking(gone.ctx, caller.request, { minIndex: 5, waitMs: 60_000 }, ["allocs"], () => ({
+      index: 5,
+      body: 5,
+    }));
+    await turn();
+    caller.socket.destroyed = true;
+    caller.socket.emit("close");
+    expect((await hangUp).index).toBe(5);
+    expect(gone.armed()).toBe(0);
+
+    const closing = fakeContext();
+    const { request, socket } = requestOnSocket();
+    const closed = runBlocking(closing.ctx, request, { minIndex: 5, waitMs: 60_000 }, ["allocs"], () => ({
+      index: 5,
+      body: 5,
+    }));
+    await turn();
+    closing.closing$.complete();
+    expect((await closed).index).toBe(5);
+    expect(closing.armed()).toBe(0);
+    expect(socket.listenerCount("close")).toBe(0);
+  });
+
+  it("answers at once when the server is closing already", async () => {
+    const { ctx, closing$ } = fakeContext();
+    closing$.complete();
+    const { request } = requestOnSocket();
+    const answer = await runBlocking(ctx, request, { minIndex: 5, waitMs: 60_000 }, ["allocs"], () => ({
+      index: 5,
+      body: 5,
+    }));
     expect(answer.index).toBe(5);
   });
 });
