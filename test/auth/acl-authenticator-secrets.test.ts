@@ -138,7 +138,7 @@ describe("AclAuthenticator with node secrets", () => {
     expect(nodeOf(w.authenticator.resolve(secret))).toBe(id);
   });
 
-  it("resolves a token's secret as the token every time, a node's secret proven or not", () => {
+  it("resolves a token's secret as the token every time, a node registered with it later too", () => {
     const w = world();
     const nodeSecret = randomUUID();
     w.register(randomUUID(), nodeSecret);
@@ -155,7 +155,16 @@ describe("AclAuthenticator with node secrets", () => {
         addr: "10.0.0.9",
       });
     }
+    // A node registered later with the token's secret does not take it over.
+    const late = randomUUID();
+    w.register(late, secret);
+    for (let i = 0; i < 2; i++) {
+      const identity = w.authenticator.resolve(secret);
+      expect(isTokenIdentity(identity) && identity.token).toBe(token);
+    }
     w.revoke(token);
+    expect(nodeOf(w.authenticator.resolve(secret))).toBe(late);
+    w.deregister(late);
     expect(w.authenticator.resolve(secret).failure).toBe(TOKEN_NOT_FOUND);
   });
 });
