@@ -80,26 +80,7 @@ export async function runBlocking<T>(
   // one with no index to wait past. Those need no watch.
   const past = request.view?.atIndex !== undefined;
   if (minIndex <= 0 || past) return run();
-  const wait = new BlockingWait(ctx, request, watches);
-  try {
-    // Armed before each run, so a change applied while the read runs (it may
-    // yield) or before the wait begins still wakes it.
-    wait.arm();
-    let result = await run();
-    if (result.index <= minIndex) {
-      const deadline = Date.now() + waitMs + Math.random() * (waitMs / JITTER_FRACTION);
-      wait.until(deadline);
-      while (result.index <= minIndex && !callerGone(request)) {
-        if (deadline - Date.now() <= 0) break;
-        if ((await wait.next()) !== "changed") break;
-        wait.arm();
-        result = await run();
-      }
-    }
-    return result;
-  } finally {
-    wait.end();
-  }
+  return new BlockingWait(ctx, request, minIndex, waitMs, watches, run).start();
 }
 
 /**
@@ -112,93 +93,144 @@ function callerGone(request: FastifyRequest): boolean {
   return request.raw.socket?.destroyed === true;
 }
 
-type WaitOutcome = "changed" | "timeout" | "gone" | "closing";
-
 /**
- * One long poll's wait, from its first run to its answer: one object and
- * its callbacks for the whole wait, whatever the number of wakes. What ends
- * the wait (its deadline, the caller going away, the server closing) is
- * listened for once, not armed again per wake: a wake then costs the watch
- * registration and the one promise the loop awaits.
+ * One long poll, from its first run to its answer: one object and its
+ * callbacks for the whole wait, whatever the number of wakes. What ends the
+ * wait (its deadline, the caller going away, the server closing) is
+ * listened for once, not armed again per wake; a wake arms the watch again
+ * and runs the read (a read that yields: one `then`), no promise of its own.
  */
-class BlockingWait {
-  /** Whether the watches changed since they were last armed. */
+class BlockingWait<T> {
+  /** The watches changed since they were last armed. */
   private changed = false;
-  /** What ended the wait, for good. */
-  private ended: Exclude<WaitOutcome, "changed"> | undefined;
+  /** Waiting for a change: the last run's result did not pass minIndex. */
+  private waiting = false;
+  private done = false;
+  /** What ended the wait, for good: the last result is the answer. */
+  private ended: "timeout" | "gone" | "closing" | undefined;
+  private last: ReadResult<T> | undefined;
+  private deadline = 0;
   private cancelWatch: (() => void) | undefined;
-  /** The loop waiting in next(), if it is. */
-  private waiter: ((why: WaitOutcome) => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closing: Subscription | undefined;
   private readonly socket: Socket | undefined;
-  // Made once per wait (not per wake), and handed to the watches, the socket and closing$.
+  private resolve: (result: ReadResult<T>) => void = noop;
+  private reject: (err: unknown) => void = noop;
+  // Made once per wait (not per wake), and handed to the watches, the
+  // microtask queue, the read's promise, the socket and closing$.
   private readonly onChange = () => {
     // A watch fires once, and cancels itself.
     this.cancelWatch = undefined;
     this.changed = true;
-    this.settle();
+    if (!this.waiting) return;
+    this.waiting = false;
+    // Run after the wake, as the batch's other subscribers have: not inside
+    // them (queueMicrotask would wrap the callback in an AsyncResource).
+    void resolved.then(this.step);
   };
+  private readonly step = () => {
+    if (this.done) return;
+    // Armed before each run, so a change applied while the read runs (it may
+    // yield) or before the wait begins still wakes it.
+    this.arm();
+    let result: ReadResult<T> | Promise<ReadResult<T>>;
+    try {
+      result = this.run();
+    } catch (err) {
+      this.fail(err);
+      return;
+    }
+    if (isPromise(result)) result.then(this.onResult, this.onError);
+    else this.onResult(result);
+  };
+  private readonly onResult = (result: ReadResult<T>) => {
+    if (this.done) return;
+    this.last = result;
+    if (result.index > this.minIndex || callerGone(this.request)) return this.answer(result);
+    if (this.timer === undefined) this.until();
+    if (this.deadline - Date.now() <= 0 || this.ended !== undefined) return this.answer(result);
+    if (this.changed) return this.step();
+    this.waiting = true;
+  };
+  private readonly onError = (err: unknown) => this.fail(err);
   private readonly onGone = () => this.finish("gone");
   private readonly onClosing = () => this.finish("closing");
 
   constructor(
     private readonly ctx: ApiContext,
-    request: FastifyRequest,
+    private readonly request: FastifyRequest,
+    private readonly minIndex: number,
+    private readonly waitMs: number,
     private readonly watches: readonly Watch[],
+    private readonly run: () => ReadResult<T> | Promise<ReadResult<T>>,
   ) {
     this.socket = request.raw.socket ?? undefined;
   }
 
-  /** Watches for the next applied change of the watches (the previous one done with). */
-  arm(): void {
+  start(): Promise<ReadResult<T>> {
+    return new Promise<ReadResult<T>>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+      this.step();
+    });
+  }
+
+  /** Ends the wait by its deadline (see timedOut). */
+  finish(why: "timeout" | "gone" | "closing"): void {
+    this.ended ??= why;
+    if (!this.waiting) return;
+    this.waiting = false;
+    this.answer(this.last!);
+  }
+
+  private arm(): void {
     this.cancelWatch?.();
     this.changed = false;
     this.cancelWatch = this.ctx.watches.once(this.watches, this.onChange);
   }
 
-  /** From here on the wait ends at `deadline`, when the caller goes away, or when the server closes. */
-  until(deadline: number): void {
-    this.timer = setTimeout(timedOut, Math.max(0, deadline - Date.now()), this);
+  /** From the first run that did not pass minIndex: the deadline, the caller going away, the server closing. */
+  private until(): void {
+    const { waitMs } = this;
+    this.deadline = Date.now() + waitMs + Math.random() * (waitMs / JITTER_FRACTION);
+    this.timer = setTimeout(timedOut, this.deadline - Date.now(), this);
     this.socket?.once("close", this.onGone);
     // closing$ has completed already once the server is closing: ends the wait at once.
     this.closing = this.ctx.closing$.subscribe({ next: this.onClosing, complete: this.onClosing });
   }
 
-  /** The change armed for, or what ended the wait (that first, when both happened). */
-  next(): Promise<WaitOutcome> {
-    if (this.ended !== undefined) return Promise.resolve(this.ended);
-    if (this.changed) return Promise.resolve("changed");
-    return new Promise((resolve) => {
-      this.waiter = resolve;
-    });
+  private answer(result: ReadResult<T>): void {
+    this.end();
+    this.resolve(result);
   }
 
-  end(): void {
+  private fail(err: unknown): void {
+    this.end();
+    this.reject(err);
+  }
+
+  private end(): void {
+    this.done = true;
+    this.waiting = false;
     this.cancelWatch?.();
     this.cancelWatch = undefined;
-    this.waiter = undefined;
     // Answered by its first run: it never waited.
     if (this.timer === undefined) return;
     clearTimeout(this.timer);
     this.closing?.unsubscribe();
     this.socket?.off("close", this.onGone);
   }
-
-  finish(why: Exclude<WaitOutcome, "changed">): void {
-    this.ended ??= why;
-    this.settle();
-  }
-
-  private settle(): void {
-    const waiter = this.waiter;
-    if (waiter === undefined) return;
-    this.waiter = undefined;
-    waiter(this.ended ?? "changed");
-  }
 }
 
-function timedOut(wait: BlockingWait): void {
+function noop(): void {}
+
+const resolved = Promise.resolve();
+
+function isPromise<R>(value: R | Promise<R>): value is Promise<R> {
+  return typeof (value as { then?: unknown }).then === "function";
+}
+
+function timedOut(wait: { finish(why: "timeout"): void }): void {
   wait.finish("timeout");
 }
 
