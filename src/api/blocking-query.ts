@@ -175,7 +175,7 @@ class BlockingWait<T> {
     });
   }
 
-  /** Ends the wait by its deadline (see timedOut). */
+  /** Ends the wait (its deadline, see timedOut; the caller gone; the server closing): answers the last result. */
   finish(why: "timeout" | "gone" | "closing"): void {
     this.ended ??= why;
     if (!this.waiting) return;

@@ -165,4 +165,30 @@ describe("runBlocking", () => {
     }));
     expect(answer.index).toBe(5);
   });
+
+  it("fails as its read fails, at a wake too, and leaves nothing behind", async () => {
+    const { ctx, closing$, armed, wakeAll } = fakeContext();
+    const { request, socket } = requestOnSocket();
+    let runs = 0;
+    const answer = runBlocking(ctx, request, { minIndex: 5, waitMs: 60_000 }, ["allocs"], () => {
+      if (++runs === 2) throw new Error("read failed");
+      return { index: 5, body: 5 };
+    });
+    await turn();
+    wakeAll();
+    await expect(answer).rejects.toThrow("read failed");
+    expect(armed()).toBe(0);
+    expect(socket.listenerCount("close")).toBe(0);
+    expect(closing$.observed).toBe(false);
+
+    const sliced = runBlocking(
+      ctx,
+      requestOnSocket().request,
+      { minIndex: 5, waitMs: 60_000 },
+      ["allocs"],
+      () => Promise.reject(new Error("sliced read failed")),
+    );
+    await expect(sliced).rejects.toThrow("sliced read failed");
+    expect(armed()).toBe(0);
+  });
 });
