@@ -13,6 +13,7 @@ import type { Draft } from "../store/writer.ts";
 import { writeEvents } from "../store/writer.ts";
 import { readyNodeDrafts } from "./bench-nodes.ts";
 import { epochMs, type FrameCounts } from "./event-stream-subscriber.ts";
+import { minimalAllocJob } from "./minimal-alloc-job.ts";
 
 /**
  * The server side of the event-stream benchmark, forked by it: a real
@@ -160,17 +161,7 @@ function allocation(nodeID: string, i: number): AllocationSpec {
     NodeName: `bench-${i}`,
     CreateTime: Date.now() * 1e6,
     // Left out of allocation events (it has its own topic), but a placement needs it.
-    Job: {
-      ID: job,
-      Namespace: "default",
-      Type: "service",
-      Priority: 50,
-      Version: 0,
-      CreateIndex: 1,
-      ModifyIndex: 1,
-      JobModifyIndex: 1,
-      TaskGroups: [{ Name: "frontend", Count: 1 }],
-    },
+    Job: minimalAllocJob(job, [{ Name: "frontend", Count: 1 }]),
     AllocatedResources: {
       Tasks: { web: { Cpu: { CpuShares: 500 }, Memory: { MemoryMB: 256 } } },
       Shared: { DiskMB: 300, Networks: [{ Mode: "host", IP: "10.0.0.1", DynamicPorts: [] }] },

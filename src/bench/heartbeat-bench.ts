@@ -9,6 +9,7 @@ import { type RunningServer, startServer } from "../server.ts";
 import { writeEvents } from "../store/writer.ts";
 import { load } from "./http-load.ts";
 import type { LoadCall } from "./http-load-worker.ts";
+import { minimalAllocJob } from "./minimal-alloc-job.ts";
 import { type CallingNode, heartbeatCall, registerCall } from "./node-rpc-calls.ts";
 import { percentile } from "./percentile.ts";
 
@@ -90,17 +91,7 @@ async function allocUpdates(server: RunningServer, url: string, nodes: readonly 
       JobID: `job-${n.id.slice(0, 8)}`,
       TaskGroup: "web",
       NodeID: n.id,
-      Job: {
-        ID: `job-${n.id.slice(0, 8)}`,
-        Namespace: "default",
-        Type: "service",
-        Priority: 50,
-        Version: 0,
-        CreateIndex: 1,
-        ModifyIndex: 1,
-        JobModifyIndex: 1,
-        TaskGroups: [{ Name: "web", Count: 1 }],
-      },
+      Job: minimalAllocJob(`job-${n.id.slice(0, 8)}`, [{ Name: "web", Count: 1 }]),
       CreateTime: now * 1e6,
     }),
   );

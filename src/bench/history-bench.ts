@@ -15,6 +15,7 @@ import { openLog } from "../log/open-log.ts";
 import { type RunningServer, startServer } from "../server.ts";
 import { Store } from "../store/store.ts";
 import { readyNodeDrafts } from "./bench-nodes.ts";
+import { minimalAllocJob } from "./minimal-alloc-job.ts";
 import { percentile } from "./percentile.ts";
 
 export interface HistoryBenchOptions {
@@ -256,17 +257,7 @@ function allocation(nodeID: string, i: number): AllocationSpec {
     TaskGroup: "frontend",
     NodeID: nodeID,
     CreateTime: 1_763_800_000_000 * 1e6,
-    Job: {
-      ID: job,
-      Namespace: "default",
-      Type: "service",
-      Priority: 50,
-      Version: 0,
-      CreateIndex: 1,
-      ModifyIndex: 1,
-      JobModifyIndex: 1,
-      TaskGroups: [{ Name: "frontend", Count: 1 }],
-    },
+    Job: minimalAllocJob(job, [{ Name: "frontend", Count: 1 }]),
     AllocatedResources: {
       Tasks: { web: { Cpu: { CpuShares: 10 }, Memory: { MemoryMB: 16 } } },
       Shared: { DiskMB: 10, Networks: [] },

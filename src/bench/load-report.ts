@@ -39,12 +39,21 @@ export function compare(on: LoadRunFigures, off: LoadRunFigures): LoadComparison
   };
 }
 
+/** What the goals read of a run. */
+export type GoalFigures = Pick<
+  LoadRunFigures,
+  | "prioritized_updates"
+  | "nodes"
+  | "allocs_running"
+  | "running_wait"
+  | "server"
+  | "burst"
+  | "nodes_down_before_wave"
+  | "replay"
+>;
+
 /** The acceptance goals of the load benchmark, against what was measured. */
-export function goals(
-  runs: readonly LoadRunFigures[],
-  comparison: LoadComparison | null,
-  totalSeconds: number,
-) {
+export function goals(runs: readonly GoalFigures[], comparison: LoadComparison | null, totalSeconds: number) {
   const on = runs.find((r) => r.prioritized_updates) ?? runs[0];
   const out: { goal: string; measured: string; met: boolean | null }[] = [];
   out.push({
@@ -53,10 +62,16 @@ export function goals(
     met: totalSeconds < 600,
   });
   if (on) {
+    // Judged by the burst's wait, which saw them all run at once; the count read after it may be
+    // lower by the tasks the simulated driver failed since.
+    const wait = on.running_wait;
     out.push({
       goal: "≥ 50,000 allocations placed and running across 5,000 nodes",
-      measured: `${on.allocs_running.toLocaleString("en-US")} running on ${on.nodes.toLocaleString("en-US")} nodes`,
-      met: on.allocs_running >= 50_000 && on.nodes >= 5_000,
+      measured:
+        `${n(wait.peak)} of ${n(wait.target)} running at once on ${n(on.nodes)} nodes ` +
+        `(${wait.held ? "all of them before the placement timeout" : "placement timeout reached"}); ` +
+        `${n(on.allocs_running)} running after the burst`,
+      met: wait.held && wait.peak >= 50_000 && on.nodes >= 5_000,
     });
     const rss = Math.max(...runs.map((r) => r.server.rss_peak));
     out.push({
@@ -131,8 +146,13 @@ export function toMarkdown(report: LoadBenchReport): string {
       r.heartbeat_thread ? "their own thread" : "the simulator's main thread",
     ),
     row(
-      "allocations desired / placed / running",
+      "allocations desired / placed / running after the burst",
       (r) => `${n(r.allocs_desired)} / ${n(r.allocs_placed)} / ${n(r.allocs_running)}`,
+    ),
+    row(
+      "burst: most allocations running at once the wait saw / target",
+      (r) =>
+        `${n(r.running_wait.peak)} / ${n(r.running_wait.target)}${r.running_wait.held ? "" : " (timed out)"}`,
     ),
     row("registration (nodes/s)", (r) => n(r.registration_nodes_per_s)),
     row("placement rate (allocs/s, scheduler)", (r) => n(r.placement_per_s)),

@@ -9,6 +9,7 @@ import { writeEvents } from "../store/writer.ts";
 import { startBenchServer } from "./bench-server.ts";
 import { load, loadFromProcess } from "./http-load.ts";
 import type { LoadCall } from "./http-load-worker.ts";
+import { minimalAllocJob } from "./minimal-alloc-job.ts";
 import { type CallingNode, heartbeatCall, registerCall } from "./node-rpc-calls.ts";
 import { percentile } from "./percentile.ts";
 
@@ -147,17 +148,7 @@ async function bootstrapAcl(url: string): Promise<void> {
 /** One running allocation per node, written as the plan applier writes placements. */
 async function placeOneAllocEach(server: RunningServer, nodes: BenchNode[]): Promise<void> {
   const now = Date.now();
-  const job = {
-    ID: "rpc-cost",
-    Namespace: "default",
-    Type: "service",
-    Priority: 50,
-    Version: 0,
-    CreateIndex: 1,
-    ModifyIndex: 1,
-    JobModifyIndex: 1,
-    TaskGroups: [{ Name: "web", Count: nodes.length }],
-  };
+  const job = minimalAllocJob("rpc-cost", [{ Name: "web", Count: nodes.length }]);
   const allocs = nodes.map((n, i) => {
     n.allocID = randomUUID();
     return newAllocation({

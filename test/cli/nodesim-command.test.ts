@@ -6,7 +6,7 @@ import type { CSIPluginRow } from "../../projections/csi-plugins.ts";
 import { runNodesim } from "../../src/cli/nodesim-command.ts";
 import { SIMULATED_DETACH_ERROR } from "../../src/nodesim/csi-plugins.ts";
 import { writeEvents } from "../../src/store/writer.ts";
-import { eventually, nodesTable } from "../nodesim/fixtures.ts";
+import { allNodesReady, eventually, FAST_HEARTBEATS, nodesTable } from "../nodesim/fixtures.ts";
 import { volumeSpec, volumesRegistered } from "../projections/csi-fixtures.ts";
 import { startTestServer } from "../server-harness.ts";
 
@@ -130,5 +130,75 @@ describe("chronomad nodesim: CSI plugin flags", () => {
       "--csi-detach ack|fail|ignore",
     ])
       expect(out.text()).toContain(flag);
+  });
+});
+
+describe("chronomad nodesim: --heartbeats-from", () => {
+  /** Runs 3 nodes until every one is ready (each heartbeated once at least); resolves with the printed report. */
+  async function runUntilReady(from: string[]) {
+    const s = await startTestServer({ args: FAST_HEARTBEATS });
+    cleanup.push(() => s.stop());
+    const out = sink();
+    const err = sink();
+    const stop = new AbortController();
+    const run = runNodesim(
+      [
+        ...["--server", s.url, "--nodes", "3", "--seed", "heartbeats-from", "--report-every", "0"],
+        ...["--initial-heartbeat-stagger", "200ms", ...from],
+      ],
+      out.stream,
+      err.stream,
+      stop.signal,
+    );
+    cleanup.push(async () => {
+      stop.abort();
+      await run;
+    });
+    await eventually("every node ready: each heartbeated", () => allNodesReady(s, 3));
+    stop.abort();
+    expect(await run).toBe(0);
+    return {
+      report: JSON.parse(out.text()) as {
+        heartbeats_from: string;
+        heartbeat_thread_calls?: number;
+        rpc: Record<string, { calls: number; errors: number }>;
+      },
+      err: err.text(),
+    };
+  }
+
+  it("sends every heartbeat from a thread of their own with --heartbeats-from thread, and says so", async () => {
+    const { report, err } = await runUntilReady(["--heartbeats-from", "thread"]);
+    expect(report.heartbeats_from).toBe("thread");
+    const heartbeats = report.rpc["Node.UpdateStatus"]!.calls;
+    expect(heartbeats).toBeGreaterThanOrEqual(3);
+    // The thread sent them all; the main thread none.
+    expect(report.heartbeat_thread_calls).toBe(heartbeats);
+    expect(err).toContain("heartbeating from a thread of their own");
+  });
+
+  it("sends them from the main thread by default, as with --heartbeats-from main", async () => {
+    const { report, err } = await runUntilReady([]);
+    expect(report.heartbeats_from).toBe("main");
+    expect(report.rpc["Node.UpdateStatus"]!.calls).toBeGreaterThanOrEqual(3);
+    expect(report.heartbeat_thread_calls).toBeUndefined();
+    expect(err).toContain("heartbeating from the main thread");
+  });
+
+  it("refuses another value with a usage error naming the flag, and documents it in --help", async () => {
+    const out = sink();
+    const err = sink();
+    const code = await runNodesim(
+      ["--server", "http://127.0.0.1:1", "--nodes", "1", "--heartbeats-from", "worker"],
+      out.stream,
+      err.stream,
+    );
+    expect(code).toBe(2);
+    expect(err.text()).toContain('--heartbeats-from must be thread or main, not "worker"');
+    expect(out.text()).toBe("");
+
+    const help = sink();
+    expect(await runNodesim(["--help"], help.stream)).toBe(0);
+    expect(help.text()).toContain("--heartbeats-from main|thread");
   });
 });

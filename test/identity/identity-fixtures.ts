@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { AllocRow } from "../../projections/allocs.ts";
 import type { RootKeyRow } from "../../projections/root-keys.ts";
+import { minimalAllocJob } from "../../src/bench/minimal-alloc-job.ts";
 import { Keyring } from "../../src/keyring/keyring.ts";
 import { newRootKey, type RootKeyMaterial } from "../../src/keyring/root-key-material.ts";
 import { byCreateIndexThenId, Table } from "../../src/store/table.ts";
@@ -59,15 +60,9 @@ export class IdentityWorld {
       NodeID: "node-1",
       CreateTime: PLACED_NS,
       Job: {
-        ID: "web",
-        Namespace: "default",
-        Type: "service",
-        Priority: 50,
-        Version: 0,
-        CreateIndex: 1,
-        ModifyIndex: 1,
-        JobModifyIndex: 1,
-        TaskGroups: [{ Name: "frontend", Count: 1, Tasks: [{ Name: "server" }, { Name: "sidecar" }] }],
+        ...minimalAllocJob("web", [
+          { Name: "frontend", Count: 1, Tasks: [{ Name: "server" }, { Name: "sidecar" }] },
+        ]),
         ...job,
       },
       ...fields,
