@@ -1,4 +1,4 @@
-import { chmod, mkdir, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -14,6 +14,13 @@ const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..")
  *
  * The directory is under node_modules/.cache, so the bundles' imports of
  * packages resolve to the project's node_modules.
+ *
+ * chronomad starts its worker threads (the scheduler's replicas, nodesim's
+ * heartbeat thread) from TypeScript entries named beside the module that
+ * starts them (`new URL("./replica-thread.ts", import.meta.url)`), which in
+ * a bundle is this directory: each such entry is bundled too, and a one-line
+ * `.ts` file of that name imports it, so the servers Nomad's tests run
+ * against schedule on their threads as `npm start`'s server does.
  */
 export async function prepareNomadShim(): Promise<string> {
   const dir = join(repoRoot, "node_modules", ".cache", "chronomad-nomad-shim");
@@ -36,8 +43,32 @@ export async function prepareNomadShim(): Promise<string> {
     entryPoints: [join(repoRoot, "test", "compat", "nomad-shim", "nomad-shim.ts")],
     outfile: join(dir, "nomad-shim.mjs"),
   });
+  // Node looks for a package scope no higher than node_modules: without one here a `.ts` file would load as CommonJS.
+  await writeFile(join(dir, "package.json"), '{ "type": "module" }\n');
+  const sources = await readdir(join(repoRoot, "src"), { recursive: true });
+  for (const entry of workerEntries(await readFile(join(dir, "chronomad.mjs"), "utf8"))) {
+    const bundled = entry.replace(/\.ts$/, ".mjs");
+    await build({ ...common, entryPoints: [workerSource(sources, entry)], outfile: join(dir, bundled) });
+    await writeFile(join(dir, entry), `import "./${bundled}";\n`);
+  }
   const launcher = join(dir, "nomad");
   await writeFile(launcher, `#!/bin/sh\nexec "${process.execPath}" "${join(dir, "nomad-shim.mjs")}" "$@"\n`);
   await chmod(launcher, 0o755);
   return dir;
+}
+
+/** The worker thread entries a bundle names beside itself: `new URL("./name.ts", import.meta.url)`. */
+export function workerEntries(bundle: string): string[] {
+  const names = new Set<string>();
+  for (const m of bundle.matchAll(/new URL\(\s*"\.\/([\w.-]+\.ts)"\s*,\s*import\.meta\.url\s*\)/g))
+    names.add(m[1]!);
+  return [...names].sort();
+}
+
+/** Where under src/ (`sources`, its paths) a worker entry lives: checked to be the one file of that name. */
+function workerSource(sources: readonly string[], entry: string): string {
+  const found = sources.filter((path) => path === entry || path.endsWith(`/${entry}`));
+  if (found.length !== 1)
+    throw new Error(`worker entry ${entry}: ${found.length} files of that name under src/`);
+  return join(repoRoot, "src", found[0]!);
 }
