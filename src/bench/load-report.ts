@@ -1,5 +1,5 @@
 import type { LoadRunFigures } from "./load-run.ts";
-import type { ServerRpcTiming } from "./load-server.ts";
+import type { GcKindPauses, ServerRpcTiming } from "./load-server.ts";
 
 export interface LoadComparison {
   /** (off − on) / off: the share prioritized updates saved. */
@@ -115,6 +115,8 @@ export function goals(runs: readonly GoalFigures[], comparison: LoadComparison |
 
 const serverTime = (t: Omit<ServerRpcTiming, "sent_to_read"> | undefined) =>
   t ? `${t.p50_ms} / ${t.p99_ms} / ${t.max_ms}` : "—";
+const gcPauses = (g: GcKindPauses | undefined) =>
+  g ? `${n(g.count)} / ${n(Math.round(g.total_ms))} / ${n(Math.round(g.max_ms))}` : "—";
 const mib = (b: number) => Math.round(b / 2 ** 20);
 const pct = (f: number) => `${Math.round(f * 1000) / 10}%`;
 const n = (v: number | null | undefined) => (v === null || v === undefined ? "—" : v.toLocaleString("en-US"));
@@ -192,6 +194,10 @@ export function toMarkdown(report: LoadBenchReport): string {
     ),
     row("burst: server event-loop delay p50 / p99 / max (ms)", (r) =>
       r.burst ? `${r.burst.loop.p50_ms} / ${r.burst.loop.p99_ms} / ${r.burst.loop.max_ms}` : "—",
+    ),
+    row("burst: server GC scavenges count / total / max (ms)", (r) => gcPauses(r.burst?.loop.gc?.scavenge)),
+    row("burst: server GC mark-compacts count / total / max (ms)", (r) =>
+      gcPauses(r.burst?.loop.gc?.mark_compact),
     ),
     row("burst: simulator event-loop delay p50 / p99 / max (ms)", (r) =>
       r.burst ? `${r.burst.sim_loop.p50_ms} / ${r.burst.sim_loop.p99_ms} / ${r.burst.sim_loop.max_ms}` : "—",

@@ -16,6 +16,23 @@ export interface LoopDelay {
   readonly count: number;
   /** The server's: when the phase ended on the CPU profiler's monotonic clock (µs), to cut a --cpu-prof profile to it. */
   readonly mono_us?: number;
+  /** The server's: the garbage collector's pauses on its main thread over the phase, a part of the delay above. */
+  readonly gc?: GcPauses;
+}
+
+/** The pauses of one kind of garbage collection over a phase (perf_hooks `gc` entries). */
+export interface GcKindPauses {
+  readonly count: number;
+  readonly total_ms: number;
+  readonly max_ms: number;
+}
+
+/** By kind of collection: young generation (scavenge), full (mark-compact), and the steps between. */
+export interface GcPauses {
+  readonly scavenge: GcKindPauses;
+  readonly mark_compact: GcKindPauses;
+  readonly incremental_marking: GcKindPauses;
+  readonly weak_callbacks: GcKindPauses;
 }
 
 /** A client RPC method's server-side time: from the request's headers read by the server to its reply sent. */
@@ -45,9 +62,9 @@ export interface ServerPhase {
 export interface LoadServer {
   readonly child: ChildProcess;
   /**
-   * The main event loop's delay and the client RPCs' server-side times since
-   * the last call (src/bench/loop-delay-probe.mjs, preloaded into the
-   * server): call once to start a phase, once to end it.
+   * The main event loop's delay, its GC pauses and the client RPCs'
+   * server-side times since the last call (src/bench/loop-delay-probe.mjs,
+   * preloaded into the server): call once to start a phase, once to end it.
    */
   phase(): Promise<ServerPhase>;
   readonly url: string;

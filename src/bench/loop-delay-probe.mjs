@@ -1,12 +1,19 @@
 // Preloaded into the load benchmark's server process (node --import): the
 // main event loop's delay, as perf_hooks measures it, and the server-side
-// time of each client RPC method, between two SIGUSR2s, written as JSON to
+// time of each client RPC method and the garbage collector's pauses, between
+// two SIGUSR2s, written as JSON to
 // CHRONOMAD_LOOP_PROBE_FILE. The benchmark resets it when the placement burst
 // starts and reads it when the burst ends. Plain JavaScript: it loads before
 // the server registers its TypeScript loader.
 import { subscribe } from "node:diagnostics_channel";
 import { renameSync, writeFileSync } from "node:fs";
-import { createHistogram, monitorEventLoopDelay, performance } from "node:perf_hooks";
+import {
+  constants,
+  createHistogram,
+  monitorEventLoopDelay,
+  PerformanceObserver,
+  performance,
+} from "node:perf_hooks";
 
 const RPC_PREFIX = "/v1/rpc/";
 const ms = (ns) => Math.round(ns / 1e3) / 1e3;
@@ -54,9 +61,39 @@ if (file) {
     // Nanoseconds; a histogram takes integers of at least 1.
     histogram(rpc, methodOf(request.url)).record(Math.max(1, Number(process.hrtime.bigint() - at)));
   });
+  // The collector's pauses on this (the main) thread by kind: what of the
+  // loop delay above is GC. Entries arrive on a later turn; takeRecords()
+  // below collects those not delivered yet when the phase ends.
+  const GC_KINDS = [
+    [constants.NODE_PERFORMANCE_GC_MINOR, "scavenge"],
+    [constants.NODE_PERFORMANCE_GC_MAJOR, "mark_compact"],
+    [constants.NODE_PERFORMANCE_GC_INCREMENTAL, "incremental_marking"],
+    [constants.NODE_PERFORMANCE_GC_WEAKCB, "weak_callbacks"],
+  ];
+  const gcZero = () => ({ count: 0, total_ms: 0, max_ms: 0 });
+  let gc = new Map(GC_KINDS.map(([kind]) => [kind, gcZero()]));
+  const recordGc = (entries) => {
+    for (const entry of entries) {
+      const g = gc.get(entry.detail?.kind);
+      if (!g) continue;
+      g.count++;
+      g.total_ms += entry.duration;
+      if (entry.duration > g.max_ms) g.max_ms = entry.duration;
+    }
+  };
+  const gcObserver = new PerformanceObserver((list) => recordGc(list.getEntries()));
+  gcObserver.observe({ entryTypes: ["gc"] });
+  const round = (v) => Math.round(v * 1000) / 1000;
   let seq = 0;
   process.on("SIGUSR2", () => {
     seq++;
+    recordGc(gcObserver.takeRecords());
+    const gcFigures = {};
+    for (const [kind, name] of GC_KINDS) {
+      const g = gc.get(kind);
+      gcFigures[name] = { count: g.count, total_ms: round(g.total_ms), max_ms: round(g.max_ms) };
+    }
+    gc = new Map(GC_KINDS.map(([kind]) => [kind, gcZero()]));
     const methods = {};
     for (const [method, h] of [...rpc].sort(([a], [b]) => a.localeCompare(b))) {
       if (h.count === 0) continue;
@@ -85,6 +122,7 @@ if (file) {
       max_ms: ms(delay.max),
       count: delay.count,
       rpc: methods,
+      gc: gcFigures,
       // When this phase ended on the CPU profiler's monotonic clock (µs), to cut a --cpu-prof profile to it.
       mono_us: Number(process.hrtime.bigint() / 1000n),
     };

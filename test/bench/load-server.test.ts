@@ -11,24 +11,36 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
-async function server(): Promise<LoadServer> {
+async function server(nodeFlags?: string): Promise<LoadServer> {
   const dataDir = await mkdtemp(join(tmpdir(), "chronomad-load-server-test-"));
   cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
-  const s = await startLoadServer(["--data-dir", dataDir, "--fsync", "never"], dataDir);
-  cleanup.push(() => s.stop());
-  return s;
+  const saved = process.env.CHRONOMAD_BENCH_SERVER_NODE_FLAGS;
+  if (nodeFlags !== undefined) process.env.CHRONOMAD_BENCH_SERVER_NODE_FLAGS = nodeFlags;
+  try {
+    const s = await startLoadServer(["--data-dir", dataDir, "--fsync", "never"], dataDir);
+    cleanup.push(() => s.stop());
+    return s;
+  } finally {
+    if (saved === undefined) delete process.env.CHRONOMAD_BENCH_SERVER_NODE_FLAGS;
+    else process.env.CHRONOMAD_BENCH_SERVER_NODE_FLAGS = saved;
+  }
+}
+
+function client(s: LoadServer): RpcClient {
+  const rpc = new RpcClient(s.url, new Counters(), {
+    encoding: "json",
+    shortSockets: 4,
+    updateSockets: 4,
+    blockingSockets: 4,
+  });
+  cleanup.push(async () => rpc.close());
+  return rpc;
 }
 
 describe("the load benchmark's server probe", () => {
   it("times each client RPC method on the server over a phase, and a heartbeat from its send to its read", async () => {
     const s = await server();
-    const rpc = new RpcClient(s.url, new Counters(), {
-      encoding: "json",
-      shortSockets: 4,
-      updateSockets: 4,
-      blockingSockets: 4,
-    });
-    cleanup.push(async () => rpc.close());
+    const rpc = client(s);
     const call = (method: string, body: unknown) =>
       rpc.call(method, body, "no-such-secret").catch(() => undefined);
 
@@ -53,5 +65,31 @@ describe("the load benchmark's server probe", () => {
     const second = await s.phase();
     expect(second.rpc["Node.UpdateStatus"]?.count).toBe(1);
     expect(second.rpc["Node.GetClientAllocs"]).toBeUndefined();
+  }, 120_000);
+
+  it("counts the server's GC pauses over a phase, by kind", async () => {
+    // A 1 MB young generation (the flag after the default one wins): the
+    // calls below parse several times that, so the phase must hold scavenges.
+    const s = await server("--max-semi-space-size=1");
+    const rpc = client(s);
+    const padding = "x".repeat(32 * 1024);
+    await s.phase();
+    for (let i = 0; i < 200; i++)
+      await rpc
+        .call(
+          "Node.UpdateStatus",
+          { NodeID: `node-${i}`, Status: "ready", Padding: padding },
+          "no-such-secret",
+        )
+        .catch(() => undefined);
+    const { loop } = await s.phase();
+    const gc = loop.gc;
+    expect(gc?.scavenge.count).toBeGreaterThan(0);
+    expect(gc?.scavenge.max_ms).toBeGreaterThan(0);
+    expect(gc?.scavenge.total_ms).toBeGreaterThanOrEqual(gc?.scavenge.max_ms ?? Number.POSITIVE_INFINITY);
+    for (const kind of [gc?.mark_compact, gc?.incremental_marking, gc?.weak_callbacks]) {
+      expect(kind?.count).toBeGreaterThanOrEqual(0);
+      expect(kind?.total_ms).toBeGreaterThanOrEqual(kind?.max_ms ?? Number.POSITIVE_INFINITY);
+    }
   }, 120_000);
 });
