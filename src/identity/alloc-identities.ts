@@ -39,50 +39,100 @@ export class SigningKeyUnavailable extends Error {
   }
 }
 
+/** The JWTs of one allocation's tasks, for the key and issue time they are signed with. */
+interface AllocJwts {
+  readonly allocID: string;
+  readonly keyId: string;
+  readonly iat: number;
+  /** Task name → its JWT, or the promise of it while it is being signed. */
+  readonly tasks: Map<string, string | Promise<string>>;
+}
+
 /**
  * Signed JWTs in memory, so the leader serves a client the identities it
  * signed at placement without signing again. Never written anywhere; a miss
- * signs again and gets the same JWT. Entries are keyed by everything the
- * JWT depends on that could change (the key, the issue time), so a stale one
- * is never served; the oldest go first past the limit. A JWT being signed is
- * kept as its promise: a client that asks for it meanwhile (it is woken by
- * the same apply that started the signing) waits for it instead of signing
- * it twice.
+ * signs again and gets the same JWT. Kept by allocation ID (a row's own
+ * string, so a lookup builds no key) with the key and issue time they were
+ * signed with: JWTs of another key or time are dropped, never served, and
+ * an allocation replaced by a newer row finds its JWTs all the same. The
+ * oldest allocations go first past the limit. A JWT being signed is kept as
+ * its promise: a client that asks for it meanwhile (it is woken by the same
+ * apply that started the signing) waits for it instead of signing it twice.
  */
 class SignedIdentityCache {
-  private readonly jwts = new Map<string, string>();
-  private readonly signing = new Map<string, Promise<string>>();
+  private readonly allocs = new Map<string, AllocJwts>();
+  /** JWTs, and promises of them, in `allocs`. */
+  private size = 0;
   readonly signer = new IdentitySigner();
 
   constructor(private readonly limit: number) {}
 
-  jwt(key: string, sign: (signer: IdentitySigner) => string | Promise<string>): string | Promise<string> {
-    const jwt = this.jwts.get(key) ?? this.signing.get(key);
-    if (jwt !== undefined) return jwt;
-    const made = sign(this.signer);
-    if (typeof made === "string") {
-      this.keep(key, made);
-      return made;
+  jwt(
+    keyring: Keyring,
+    alloc: IdentityAlloc,
+    keyId: string,
+    iat: number,
+    task: string,
+  ): string | Promise<string> {
+    let entry = this.allocs.get(alloc.ID);
+    if (entry !== undefined && (entry.keyId !== keyId || entry.iat !== iat)) {
+      this.drop(entry);
+      entry = undefined;
     }
+    const kept = entry?.tasks.get(task);
+    if (kept !== undefined) return kept;
+    const made = signTask(this.signer, keyring, alloc, keyId, iat, task);
+    if (entry === undefined) {
+      entry = { allocID: alloc.ID, keyId, iat, tasks: new Map() };
+      this.allocs.set(alloc.ID, entry);
+    }
+    this.keep(entry, task, made);
+    if (typeof made === "string") return made;
+    const into = entry;
     const signed = made.then(
-      (j) => {
-        this.signing.delete(key);
-        this.keep(key, j);
-        return j;
+      (jwt) => {
+        if (into.tasks.get(task) === signed) into.tasks.set(task, jwt);
+        return jwt;
       },
       (err: unknown) => {
-        this.signing.delete(key);
+        if (into.tasks.get(task) === signed) {
+          into.tasks.delete(task);
+          if (this.allocs.get(into.allocID) === into) this.size--;
+        }
         throw err;
       },
     );
-    this.signing.set(key, signed);
+    into.tasks.set(task, signed);
     return signed;
   }
 
-  private keep(key: string, jwt: string): void {
-    if (this.jwts.size >= this.limit) this.jwts.delete(this.jwts.keys().next().value!);
-    this.jwts.set(key, jwt);
+  private keep(entry: AllocJwts, task: string, jwt: string | Promise<string>): void {
+    entry.tasks.set(task, jwt);
+    this.size++;
+    for (const oldest of this.allocs.values()) {
+      if (this.size <= this.limit || oldest === entry) break;
+      this.drop(oldest);
+    }
   }
+
+  private drop(entry: AllocJwts): void {
+    this.allocs.delete(entry.allocID);
+    this.size -= entry.tasks.size;
+  }
+}
+
+/** One task's JWT, signed now or (elsewhere) later. */
+function signTask(
+  signer: IdentitySigner,
+  keyring: Keyring,
+  alloc: IdentityAlloc,
+  keyId: string,
+  iat: number,
+  task: string,
+): string | Promise<string> {
+  const material = keyring.get(keyId);
+  if (!material) throw new SigningKeyUnavailable(keyId);
+  return signer.sign(keyId, material.signingKey, identityClaims(alloc, alloc.Job, task, iat));
 }
 
 /** ~500 bytes a JWT: about 32 MB at most. */
@@ -132,25 +182,39 @@ function identitiesOf(keyring: Keyring, alloc: IdentityAlloc): IdentitiesNowOrLa
   const cache = cacheOf(keyring);
   const iat = issuedAtOf(alloc);
   const out: SignedIdentities = {};
-  const later: Promise<void>[] = [];
+  let later: Promise<unknown>[] | undefined;
   for (const task of taskNames(alloc)) {
-    const jwt = cache.jwt(`${alloc.ID}\u0000${task}\u0000${keyId}\u0000${iat}`, (signer) => {
-      const material = keyring.get(keyId);
-      if (!material) throw new SigningKeyUnavailable(keyId);
-      return signer.sign(keyId, material.signingKey, identityClaims(alloc, alloc.Job, task, iat));
-    });
+    const jwt = cache.jwt(keyring, alloc, keyId, iat, task);
     if (typeof jwt === "string") out[task] = jwt;
-    else
+    else {
+      later ??= [];
       later.push(
         jwt.then((made) => {
           out[task] = made;
         }),
       );
+    }
   }
-  return later.length > 0 ? Promise.all(later).then(() => out) : out;
+  return later === undefined ? out : Promise.all(later).then(() => out);
 }
 
-type ServedAlloc = AllocRow | (AllocRow & { SignedIdentities: SignedIdentities });
+/**
+ * An allocation as its own node receives it: the row, and its tasks'
+ * identities (Nomad's Allocation.SignedIdentities), kept apart so that the
+ * reply's JSON is written from the row as it is stored, without a copy
+ * (client-rpc/reply-json.ts). toJSON is the one object any other encoder
+ * writes (msgpack honours it as JSON.stringify does).
+ */
+export class SignedAlloc {
+  constructor(
+    readonly row: AllocRow,
+    readonly identities: SignedIdentities,
+  ) {}
+
+  toJSON(): AllocRow & { SignedIdentities: SignedIdentities } {
+    return { ...this.row, SignedIdentities: this.identities };
+  }
+}
 
 /**
  * Allocations as a client receives them (Alloc.GetAllocs), with
@@ -164,8 +228,8 @@ export async function withSignedIdentities(
   rows: readonly AllocRow[],
   nodeID: string,
   onUnavailable: (alloc: AllocRow, err: SigningKeyUnavailable) => void,
-): Promise<ServedAlloc[]> {
-  const out: ServedAlloc[] = [];
+): Promise<(AllocRow | SignedAlloc)[]> {
+  const out: (AllocRow | SignedAlloc)[] = [];
   const later: Promise<void>[] = [];
   await inSlices(rows, (row) => {
     if (row.NodeID !== nodeID || !row.SigningKeyID) {
@@ -175,12 +239,12 @@ export async function withSignedIdentities(
     try {
       const identities = identitiesOf(keyring, row);
       if (identities === undefined) out.push(row);
-      else if (!(identities instanceof Promise)) out.push({ ...row, SignedIdentities: identities });
+      else if (!(identities instanceof Promise)) out.push(new SignedAlloc(row, identities));
       else {
         const at = out.push(row) - 1;
         later.push(
           identities.then((signed) => {
-            out[at] = { ...row, SignedIdentities: signed };
+            out[at] = new SignedAlloc(row, signed);
           }),
         );
       }

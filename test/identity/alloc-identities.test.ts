@@ -1,8 +1,9 @@
-import { decodeJwt } from "jose";
+import { decodeJwt, decodeProtectedHeader } from "jose";
 import { describe, expect, it } from "vitest";
 import {
   allocIdentities,
   chooseSigningKey,
+  SignedAlloc,
   SigningKeyUnavailable,
   signIdentitiesElsewhere,
   withSignedIdentities,
@@ -27,6 +28,41 @@ describe("an allocation's signed identities", () => {
     expect(verifier.verify(identities.sidecar!, NOW_MS).claims.nomad_task).toBe("sidecar");
     // Made again, they are the same.
     expect(await allocIdentities(world.keyring, { ...alloc })).toEqual(identities);
+  });
+
+  it("are served from memory to a newer row of the same allocation, signed again for another key or time", async () => {
+    const world = new IdentityWorld();
+    const first = await world.addKey({ state: "inactive" });
+    const second = await world.addKey();
+    const signed: string[] = [];
+    signIdentitiesElsewhere(world.keyring, async (k, inputs) => {
+      signed.push(...inputs);
+      return inputs.map((input) => signJwsInput(k, input));
+    });
+    try {
+      const placed = world.addAlloc({ SigningKeyID: first.keyId });
+      const atPlan = (await allocIdentities(world.keyring, placed))!;
+      expect(signed).toHaveLength(2);
+      // The client's status update replaces the row: nothing is signed again.
+      const running = world.update(placed, { ClientStatus: "running" });
+      expect(await allocIdentities(world.keyring, running)).toEqual(atPlan);
+      expect(signed).toHaveLength(2);
+
+      // Updated in place under another key, then an issue time moved: never the JWTs of before.
+      const rekeyed = world.update(running, { SigningKeyID: second.keyId });
+      const underSecond = (await allocIdentities(world.keyring, rekeyed))!;
+      expect(signed).toHaveLength(4);
+      expect(decodeProtectedHeader(underSecond.server!).kid).toBe(second.keyId);
+      const later = world.update(rekeyed, { CreateTime: rekeyed.CreateTime + 2e9 });
+      const atLater = (await allocIdentities(world.keyring, later))!;
+      expect(signed).toHaveLength(6);
+      expect(decodeJwt(atLater.server!).iat).toBe(decodeJwt(underSecond.server!).iat! + 2);
+      // And back: signed again into the same JWTs as at first (Ed25519 is deterministic).
+      expect(await allocIdentities(world.keyring, running)).toEqual(atPlan);
+      expect(signed).toHaveLength(8);
+    } finally {
+      signIdentitiesElsewhere(world.keyring, undefined);
+    }
   });
 
   it("are none for an allocation placed without a key", async () => {
@@ -62,12 +98,15 @@ describe("an allocation's signed identities", () => {
     const served = await withSignedIdentities(world.keyring, [mine, theirs, unsigned], "node-1", () => {
       throw new Error("unexpected");
     });
-    expect(Object.keys((served[0] as { SignedIdentities: object }).SignedIdentities)).toEqual([
-      "server",
-      "sidecar",
-    ]);
-    expect(served[1]).not.toHaveProperty("SignedIdentities");
-    expect(served[2]).not.toHaveProperty("SignedIdentities");
+    expect(served[0]).toBeInstanceOf(SignedAlloc);
+    const signed = served[0] as SignedAlloc;
+    expect(signed.row).toBe(mine);
+    expect(Object.keys(signed.identities)).toEqual(["server", "sidecar"]);
+    // Any other encoder (msgpack, JSON.stringify) writes the allocation with them last.
+    expect(Object.keys(signed.toJSON()).at(-1)).toBe("SignedIdentities");
+    expect(signed.toJSON()).toEqual({ ...mine, SignedIdentities: signed.identities });
+    expect(served[1]).toBe(theirs);
+    expect(served[2]).toBe(unsigned);
     // The stored rows are left as they were.
     expect(mine).not.toHaveProperty("SignedIdentities");
   });
@@ -145,7 +184,7 @@ describe("an allocation's signed identities", () => {
       ]);
       // One signature per task: the second caller waited for the first one's.
       expect(signed).toHaveLength(2);
-      expect((served[0] as { SignedIdentities: object }).SignedIdentities).toEqual(atPlan);
+      expect((served[0] as SignedAlloc).identities).toEqual(atPlan);
       expect(await allocIdentities(world.keyring, alloc)).toEqual(atPlan);
       expect(signed).toHaveLength(2);
     } finally {

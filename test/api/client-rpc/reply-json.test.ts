@@ -1,27 +1,157 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import type { AllocRow } from "../../../projections/allocs.ts";
 import { clientReplyJson } from "../../../src/api/client-rpc/reply-json.ts";
+import { packPlain } from "../../../src/codec/envelope-codec.ts";
+import { SignedAlloc, withSignedIdentities } from "../../../src/identity/alloc-identities.ts";
+import { IdentityWorld } from "../../identity/identity-fixtures.ts";
 
-const parsedAsJsonStringify = (body: Record<string, unknown>) => JSON.parse(JSON.stringify(body));
+/**
+ * What a client received before allocations were written field by field:
+ * JSON.stringify of each allocation as one object (SignedIdentities added
+ * last), its job, when it has one, moved after every other field.
+ */
+function asBefore(body: Readonly<Record<string, unknown>>): string {
+  const { Allocs: allocs, ...rest } = body;
+  if (!Array.isArray(allocs)) return JSON.stringify(body);
+  const shaped = allocs.map((a: unknown) => {
+    const alloc = a instanceof SignedAlloc ? { ...a.row, SignedIdentities: a.identities } : a;
+    const job = (alloc as { Job?: unknown } | null)?.Job;
+    if (job === null || typeof job !== "object") return alloc;
+    const { Job, ...fields } = alloc as Record<string, unknown>;
+    return { ...fields, Job };
+  });
+  return JSON.stringify({ Allocs: shaped, ...rest });
+}
+
+const meta = { Index: 12, LastContact: 0, KnownLeader: true, NextToken: "" };
+
+/** An allocation row as the plan applier stores it, the shared objects passed in. */
+function row(
+  id: string,
+  shared: { job: object; resources: object },
+  fields: Partial<AllocRow> = {},
+): AllocRow {
+  return {
+    CreateIndex: 7,
+    ModifyIndex: 9,
+    AllocModifyIndex: 7,
+    ID: id,
+    Namespace: "default",
+    EvalID: "e1",
+    Name: "web.g[0]",
+    NodeID: "n1",
+    NodeName: 'node "one"',
+    JobID: "web",
+    Job: shared.job,
+    TaskGroup: "g",
+    Resources: shared.resources,
+    SharedResources: { DiskMB: 10 },
+    TaskResources: null,
+    AllocatedResources: shared.resources,
+    Metrics: {
+      NodesEvaluated: 3,
+      ScoreMetaData: [{ NodeID: "n1", Scores: null, NormScore: 0.010275212669932858 }],
+    },
+    DesiredStatus: "run",
+    DesiredDescription: "",
+    DesiredTransition: {},
+    ClientStatus: "pending",
+    ClientDescription: "line\nbreak \u2028 \\ tab\t",
+    TaskStates: null,
+    AllocStates: null,
+    PreviousAllocation: "",
+    NextAllocation: "",
+    DeploymentID: "",
+    DeploymentStatus: null,
+    RescheduleTracker: null,
+    NetworkStatus: null,
+    FollowupEvalID: "",
+    PreemptedAllocations: null,
+    PreemptedByAllocation: "",
+    SigningKeyID: "k1",
+    CreateTime: 1_795_944_118_979_000_000,
+    ModifyTime: 1_795_944_118_980_000_000,
+    ...fields,
+  } as unknown as AllocRow;
+}
 
 describe("a client RPC reply as JSON", () => {
-  it("says what JSON.stringify says, with the job shared by allocations written out in each", () => {
-    const job = { ID: "web", TaskGroups: [{ Name: "g", Count: 3 }], Meta: null };
+  it("is byte for byte what clients received before, with and without identities", () => {
+    const shared = {
+      job: { ID: "web", TaskGroups: [{ Name: "g", Count: 3, Tasks: [{ Name: "app" }] }], Meta: null },
+      resources: { CPU: 100, MemoryMB: 64, Networks: null },
+    };
+    const identities = {
+      app: "eyJhbGciOiJFZERTQSJ9.eyJub21hZF90YXNrIjoiYXBwIn0.c2ln",
+      'odd "task"': "x.y.z",
+    };
+    const mine = row("a1", shared);
     const body = {
       Allocs: [
-        { ID: "a1", Job: job, NodeID: "n1" },
-        { ID: "a2", Job: job, SignedIdentities: { app: "jwt" } },
-        { ID: "a3", Job: null },
-        { Job: job },
-        { ID: "a4" },
+        new SignedAlloc(mine, identities),
+        // Another node's allocation, and one whose key's material is missing: rows as stored.
+        row("a2", shared, { NodeID: "n2" }),
+        row("a3", shared, { SigningKeyID: "gone" }),
+        new SignedAlloc(row("a4", shared, { Job: null }), identities),
+        new SignedAlloc(row("a5", shared, { ClientDescription: "lone \ud800 and pair \ud83d\ude00" }), {}),
+        row("a6", shared, { ModifyTime: -0, CreateTime: 1e21, NodeName: undefined }),
+        row("a7", shared, { ModifyTime: Number.NaN, CreateTime: Number.POSITIVE_INFINITY }),
       ],
-      Index: 12,
-      LastContact: 0,
-      KnownLeader: true,
-      NextToken: "",
+      ...meta,
       Missing: undefined,
     };
-    expect(JSON.parse(clientReplyJson(body))).toEqual(parsedAsJsonStringify(body));
+    // Three times: the shared objects' texts are kept from the second, and used from then on.
+    for (let i = 0; i < 3; i++) expect(clientReplyJson(body)).toBe(asBefore(body));
+    // The stored row is left as it was.
+    expect(mine).not.toHaveProperty("SignedIdentities");
+  });
+
+  it("answers Alloc.GetAllocs as before: the caller's own with identities, others', and those missing key material", async () => {
+    const world = new IdentityWorld();
+    const key = await world.addKey();
+    const lost = await world.addKey({ held: false, state: "inactive" });
+    const mine = world.addAlloc({ SigningKeyID: key.keyId, NodeID: "node-1" });
+    const rows = [
+      mine,
+      world.addAlloc({ SigningKeyID: key.keyId, NodeID: "node-2" }),
+      world.addAlloc({ NodeID: "node-1" }),
+      world.addAlloc({ SigningKeyID: lost.keyId, NodeID: "node-1" }),
+      world.update(mine, { ClientStatus: "running" }),
+    ];
+    const missing: string[] = [];
+    const served = await withSignedIdentities(world.keyring, rows, "node-1", (a) => missing.push(a.ID));
+    expect(missing).toEqual([rows[3]!.ID]);
+    expect(served.map((a) => a instanceof SignedAlloc)).toEqual([true, false, false, false, true]);
+    const body = { Allocs: served, ...meta };
+    expect(clientReplyJson(body)).toBe(asBefore(body));
+    // msgpack writes each as the one object it was before.
+    const before = {
+      Allocs: served.map((a) =>
+        a instanceof SignedAlloc ? { ...a.row, SignedIdentities: a.identities } : a,
+      ),
+      ...meta,
+    };
+    expect(Buffer.from(packPlain(body)).equals(Buffer.from(packPlain(before)))).toBe(true);
+  });
+
+  it("writes a row's own SignedIdentities where the row has it, replaced by the served ones", () => {
+    const shared = { job: { ID: "web", TaskGroups: [] }, resources: {} };
+    const odd = {
+      ...row("a1", shared),
+      SignedIdentities: { old: "1" },
+      Extra: [1, "2"],
+    } as unknown as AllocRow;
+    const body = { Allocs: [new SignedAlloc(odd, { app: "jwt" }), odd], ...meta };
+    expect(clientReplyJson(body)).toBe(asBefore(body));
+  });
+
+  it("writes what JSON.stringify writes for what is not an allocation", () => {
+    const body = {
+      Allocs: [null, 3, "s", [1, { Job: { a: 1 } }], {}, { Job: { ID: "j" } }, { Job: "text" }, undefined],
+      ...meta,
+    };
+    expect(clientReplyJson(body)).toBe(JSON.stringify(body));
   });
 
   it("leaves replies without an allocation list to JSON.stringify", () => {
@@ -29,19 +159,50 @@ describe("a client RPC reply as JSON", () => {
     expect(clientReplyJson(body)).toBe(JSON.stringify(body));
   });
 
-  it("holds for any allocations and jobs", () => {
-    const fields = fc.dictionary(
-      fc.string().filter((k) => k !== "Job" && k !== "__proto__"),
+  it("holds for any allocations, jobs and identities", () => {
+    const value = fc.oneof(
       fc.jsonValue(),
+      fc.string({ unit: "binary" }),
+      fc.double(),
+      fc.constantFrom(undefined, -0, 1e21, 2 ** 63),
     );
+    const fields = fc.dictionary(
+      fc.string({ unit: "binary" }).filter((k) => k !== "__proto__"),
+      value,
+    );
+    const shared = fc.constantFrom(
+      "Job",
+      "Resources",
+      "SharedResources",
+      "TaskResources",
+      "AllocatedResources",
+    );
+    const identities = fc.option(fc.dictionary(fc.string({ unit: "binary" }), fc.string()), {
+      nil: undefined,
+    });
     fc.assert(
-      fc.property(fc.array(fields, { maxLength: 4 }), fields, fc.array(fields), (jobs, meta, allocs) => {
-        const body = {
-          Allocs: allocs.map((a, i) => (jobs.length > 0 ? { ...a, Job: jobs[i % jobs.length] } : a)),
-          ...meta,
-        };
-        expect(JSON.parse(clientReplyJson(body))).toEqual(parsedAsJsonStringify(body));
-      }),
+      fc.property(
+        fc.array(fields, { minLength: 1, maxLength: 3 }),
+        fc.array(fc.tuple(fields, fc.array(shared), identities), { maxLength: 6 }),
+        // Reply fields are named as Nomad's (never an integer, which JSON.stringify would put first).
+        fc.dictionary(
+          fc.string().map((k) => `Meta${k}`),
+          value,
+        ),
+        (objects, allocs, rest) => {
+          const body = {
+            Allocs: allocs.map(([a, sharedFields, signed], i) => {
+              const alloc: Record<string, unknown> = { ...a };
+              // The same objects in several allocations, as job and resource rows are.
+              for (const [j, f] of sharedFields.entries()) alloc[f] = objects[(i + j) % objects.length];
+              return signed === undefined ? alloc : new SignedAlloc(alloc as unknown as AllocRow, signed);
+            }),
+            ...rest,
+          };
+          expect(clientReplyJson(body)).toBe(asBefore(body));
+          expect(clientReplyJson(body)).toBe(asBefore(body));
+        },
+      ),
     );
   });
 });
