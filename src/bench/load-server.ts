@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { createWriteStream } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -112,8 +113,11 @@ export async function startLoadServer(args: readonly string[], dataDir: string):
     });
     void exited.then((code) => reject(new Error(`the server exited with ${code} before serving: ${stderr}`)));
   });
-  // Keep draining stdout so a chatty server never blocks on a full pipe.
-  child.stdout!.resume();
+  // Keep draining stdout so a chatty server never blocks on a full pipe; for
+  // diagnosis (which nodes missed a heartbeat, and when), it can go to a file.
+  const logPath = process.env.CHRONOMAD_BENCH_SERVER_LOG;
+  if (logPath) child.stdout!.pipe(createWriteStream(logPath, { flags: "a" }));
+  else child.stdout!.resume();
   let seq = 0;
   return {
     child,
