@@ -28,11 +28,11 @@ stdout when it ends (after --duration, or on Ctrl-C).
                                   and each node heartbeats on a connection of its own
   --max-query-time D              Node.GetClientAllocs MaxQueryTime (default 5m)
   --initial-heartbeat-stagger D   first heartbeat within D of registering (default 10s)
-  --heartbeats-from main|thread   where the nodes' heartbeats go out from: this process's main
-                                  thread, behind every node's allocation work (default), or a
-                                  worker thread that does nothing else, so that a heartbeat's
-                                  round trip is the server's, as a Nomad client (a process of
-                                  its own) sees it; as bench:load's flag, whose default is thread
+  --heartbeats-from thread|main   where the nodes' heartbeats go out from: a worker thread that
+                                  does nothing else (default), so that a heartbeat's round trip
+                                  is the server's, as a Nomad client (a process of its own) sees
+                                  it, or this process's main thread, behind every node's
+                                  allocation work; as bench:load's flag
   --disconnect-share F            share of nodes a disconnect wave silences (0..1)
   --disconnect-after D            when the wave starts (default 60s)
   --disconnect-for D              how long the nodes stay silent (default 30s)
@@ -152,7 +152,7 @@ export async function runNodesim(
         v["initial-heartbeat-stagger"] ?? "10s",
       ),
       // Main by default, as before: a bundled build (the Nomad api suite's shim) has no worker entry file.
-      heartbeatThread: heartbeatsFrom(v["heartbeats-from"] ?? "main") === "thread",
+      heartbeatThread: heartbeatsFrom(v["heartbeats-from"] ?? "thread") === "thread",
       shape: {
         ...(v.datacenter !== undefined && { datacenter: v.datacenter }),
         ...(v["node-class"] !== undefined && { nodeClass: v["node-class"] }),

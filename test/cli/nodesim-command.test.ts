@@ -167,8 +167,8 @@ describe("chronomad nodesim: --heartbeats-from", () => {
     };
   }
 
-  it("sends every heartbeat from a thread of their own with --heartbeats-from thread, and says so", async () => {
-    const { report, err } = await runUntilReady(["--heartbeats-from", "thread"]);
+  it("sends every heartbeat from a thread of their own by default, as with --heartbeats-from thread, and says so", async () => {
+    const { report, err } = await runUntilReady([]);
     expect(report.heartbeats_from).toBe("thread");
     const heartbeats = report.rpc["Node.UpdateStatus"]!.calls;
     expect(heartbeats).toBeGreaterThanOrEqual(3);
@@ -177,8 +177,8 @@ describe("chronomad nodesim: --heartbeats-from", () => {
     expect(err).toContain("heartbeating from a thread of their own");
   });
 
-  it("sends them from the main thread by default, as with --heartbeats-from main", async () => {
-    const { report, err } = await runUntilReady([]);
+  it("sends them from the main thread with --heartbeats-from main", async () => {
+    const { report, err } = await runUntilReady(["--heartbeats-from", "main"]);
     expect(report.heartbeats_from).toBe("main");
     expect(report.rpc["Node.UpdateStatus"]!.calls).toBeGreaterThanOrEqual(3);
     expect(report.heartbeat_thread_calls).toBeUndefined();
@@ -199,6 +199,6 @@ describe("chronomad nodesim: --heartbeats-from", () => {
 
     const help = sink();
     expect(await runNodesim(["--help"], help.stream)).toBe(0);
-    expect(help.text()).toContain("--heartbeats-from main|thread");
+    expect(help.text()).toContain("--heartbeats-from thread|main");
   });
 });
