@@ -2,7 +2,7 @@ import type { Socket } from "node:net";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Subscription } from "rxjs";
 import { staleParam } from "../query/query-bool.ts";
-import type { Watch } from "../store/watches.ts";
+import { type Watch, Watcher } from "../store/watches.ts";
 import { parseDuration } from "../util/duration.ts";
 import { ApiError } from "./api-error.ts";
 import type { ApiContext } from "./context.ts";
@@ -97,10 +97,11 @@ function callerGone(request: FastifyRequest): boolean {
  * One long poll, from its first run to its answer: one object and its
  * callbacks for the whole wait, whatever the number of wakes. What ends the
  * wait (its deadline, the caller going away, the server closing) is
- * listened for once, not armed again per wake; a wake arms the watch again
- * and runs the read (a read that yields: one `then`), no promise of its own.
+ * listened for once, not armed again per wake; it is its own Watcher, armed
+ * again before each run (no registration, closure or promise of its own per
+ * wake), and a wake runs the read (a read that yields: one `then`).
  */
-class BlockingWait<T> {
+class BlockingWait<T> extends Watcher {
   /** The watches changed since they were last armed. */
   private changed = false;
   /** Waiting for a change: the last run's result did not pass minIndex. */
@@ -110,24 +111,13 @@ class BlockingWait<T> {
   private ended: "timeout" | "gone" | "closing" | undefined;
   private last: ReadResult<T> | undefined;
   private deadline = 0;
-  private cancelWatch: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closing: Subscription | undefined;
   private readonly socket: Socket | undefined;
   private resolve: (result: ReadResult<T>) => void = noop;
   private reject: (err: unknown) => void = noop;
-  // Made once per wait (not per wake), and handed to the watches, the
-  // microtask queue, the read's promise, the socket and closing$.
-  private readonly onChange = () => {
-    // A watch fires once, and cancels itself.
-    this.cancelWatch = undefined;
-    this.changed = true;
-    if (!this.waiting) return;
-    this.waiting = false;
-    // Run after the wake, as the batch's other subscribers have: not inside
-    // them (queueMicrotask would wrap the callback in an AsyncResource).
-    void resolved.then(this.step);
-  };
+  // Made once per wait (not per wake), and handed to the microtask queue,
+  // the read's promise, the socket and closing$.
   private readonly step = () => {
     if (this.done) return;
     // Armed before each run, so a change applied while the read runs (it may
@@ -161,10 +151,21 @@ class BlockingWait<T> {
     private readonly request: FastifyRequest,
     private readonly minIndex: number,
     private readonly waitMs: number,
-    private readonly watches: readonly Watch[],
+    watches: readonly Watch[],
     private readonly run: () => ReadResult<T> | Promise<ReadResult<T>>,
   ) {
+    super(watches);
     this.socket = request.raw.socket ?? undefined;
+  }
+
+  /** Watches' call, once per arming: something watched changed, in a batch applied whole. */
+  wake(): void {
+    this.changed = true;
+    if (!this.waiting) return;
+    this.waiting = false;
+    // Run after the wake, as the batch's other subscribers have: not inside
+    // them (queueMicrotask would wrap the callback in an AsyncResource).
+    void resolved.then(this.step);
   }
 
   start(): Promise<ReadResult<T>> {
@@ -184,9 +185,8 @@ class BlockingWait<T> {
   }
 
   private arm(): void {
-    this.cancelWatch?.();
     this.changed = false;
-    this.cancelWatch = this.ctx.watches.once(this.watches, this.onChange);
+    this.ctx.watches.arm(this);
   }
 
   /** From the first run that did not pass minIndex: the deadline, the caller going away, the server closing. */
@@ -212,8 +212,7 @@ class BlockingWait<T> {
   private end(): void {
     this.done = true;
     this.waiting = false;
-    this.cancelWatch?.();
-    this.cancelWatch = undefined;
+    this.ctx.watches.disarm(this);
     // Answered by its first run: it never waited.
     if (this.timer === undefined) return;
     clearTimeout(this.timer);

@@ -4,20 +4,17 @@ import { Subject } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { runBlocking } from "../../src/api/blocking-query.ts";
 import type { ApiContext } from "../../src/api/context.ts";
-import type { Watch } from "../../src/store/watches.ts";
+import type { Watcher } from "../../src/store/watches.ts";
 
 /** Just what runBlocking uses of the context: wake-ups it fires by hand, and closing$. */
 function fakeContext() {
-  const wakes = new Set<() => void>();
+  const wakes = new Set<Watcher>();
   const closing$ = new Subject<"closing">();
   const ctx = {
     watches: {
-      once: (_w: readonly Watch[], wake: () => void) => {
-        // Fires once, as Watches' does; cancelling forgets it.
-        const entry = () => wake();
-        wakes.add(entry);
-        return () => wakes.delete(entry);
-      },
+      // Fires once per arming, as Watches' does; disarming forgets it.
+      arm: (watcher: Watcher) => wakes.add(watcher),
+      disarm: (watcher: Watcher) => wakes.delete(watcher),
     },
     closing$,
   } as unknown as ApiContext;
@@ -29,7 +26,7 @@ function fakeContext() {
     wakeAll: () => {
       const due = [...wakes];
       wakes.clear();
-      for (const wake of due) wake();
+      for (const watcher of due) watcher.wake();
     },
   };
 }
