@@ -1,11 +1,11 @@
 import type { Socket } from "node:net";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Subscription } from "rxjs";
 import { staleParam } from "../query/query-bool.ts";
 import { type Watch, Watcher } from "../store/watches.ts";
 import { parseDuration } from "../util/duration.ts";
 import { ApiError } from "./api-error.ts";
 import type { ApiContext } from "./context.ts";
+import { type OpenWait, OpenWaits } from "./open-waits.ts";
 
 /** What a read returns: the index that describes it, and the body. */
 export interface ReadResult<T> {
@@ -101,7 +101,9 @@ function callerGone(request: FastifyRequest): boolean {
  * again before each run (no registration, closure or promise of its own per
  * wake), and a wake runs the read (a read that yields: one `then`).
  */
-class BlockingWait<T> extends Watcher {
+class BlockingWait<T> extends Watcher implements OpenWait {
+  openPrev: OpenWait | undefined = undefined;
+  openNext: OpenWait | undefined = undefined;
   /** The watches changed since they were last armed. */
   private changed = false;
   /** Waiting for a change: the last run's result did not pass minIndex. */
@@ -112,7 +114,7 @@ class BlockingWait<T> extends Watcher {
   private last: ReadResult<T> | undefined;
   private deadline = 0;
   private timer: NodeJS.Timeout | undefined;
-  private closing: Subscription | undefined;
+  private open: OpenWaits | undefined;
   private readonly socket: Socket | undefined;
   private resolve: (result: ReadResult<T>) => void = noop;
   private reject: (err: unknown) => void = noop;
@@ -144,7 +146,6 @@ class BlockingWait<T> extends Watcher {
   };
   private readonly onError = (err: unknown) => this.fail(err);
   private readonly onGone = () => this.finish("gone");
-  private readonly onClosing = () => this.finish("closing");
 
   constructor(
     private readonly ctx: ApiContext,
@@ -195,8 +196,9 @@ class BlockingWait<T> extends Watcher {
     this.deadline = Date.now() + waitMs + Math.random() * (waitMs / JITTER_FRACTION);
     this.timer = setTimeout(timedOut, this.deadline - Date.now(), this);
     this.socket?.once("close", this.onGone);
-    // closing$ has completed already once the server is closing: ends the wait at once.
-    this.closing = this.ctx.closing$.subscribe({ next: this.onClosing, complete: this.onClosing });
+    this.open = openWaitsOf(this.ctx);
+    // The server is closing already: the wait ends at once.
+    if (!this.open.add(this)) this.ended ??= "closing";
   }
 
   private answer(result: ReadResult<T>): void {
@@ -216,7 +218,7 @@ class BlockingWait<T> extends Watcher {
     // Answered by its first run: it never waited.
     if (this.timer === undefined) return;
     clearTimeout(this.timer);
-    this.closing?.unsubscribe();
+    this.open?.remove(this);
     this.socket?.off("close", this.onGone);
   }
 }
@@ -224,6 +226,18 @@ class BlockingWait<T> extends Watcher {
 function noop(): void {}
 
 const resolved = Promise.resolve();
+
+/** Per server (its API context): the waits its closing ends. */
+const openWaits = new WeakMap<ApiContext, OpenWaits>();
+
+function openWaitsOf(ctx: ApiContext): OpenWaits {
+  let open = openWaits.get(ctx);
+  if (open === undefined) {
+    open = new OpenWaits(ctx.closing$);
+    openWaits.set(ctx, open);
+  }
+  return open;
+}
 
 function isPromise<R>(value: R | Promise<R>): value is Promise<R> {
   return typeof (value as { then?: unknown }).then === "function";

@@ -188,4 +188,24 @@ describe("runBlocking", () => {
     await expect(sliced).rejects.toThrow("sliced read failed");
     expect(armed()).toBe(0);
   });
+
+  it("ends every open wait when the server closes, one subscription to closing$ while any waits", async () => {
+    const { ctx, closing$, armed } = fakeContext();
+    const callers = [requestOnSocket(), requestOnSocket(), requestOnSocket()];
+    const waits = callers.map(({ request }, i) =>
+      runBlocking(ctx, request, { minIndex: 5, waitMs: 60_000 }, ["allocs"], () => ({ index: 5, body: i })),
+    );
+    await turn();
+    expect(armed()).toBe(3);
+    // One of them answered first (its caller hung up): the others still wait.
+    callers[1]!.socket.destroyed = true;
+    callers[1]!.socket.emit("close");
+    expect((await waits[1])!.body).toBe(1);
+    expect(closing$.observed).toBe(true);
+    closing$.next("closing");
+    expect((await Promise.all(waits)).map((r) => r.body)).toEqual([0, 1, 2]);
+    expect(armed()).toBe(0);
+    expect(closing$.observed).toBe(false);
+    for (const { socket } of callers) expect(socket.listenerCount("close")).toBe(0);
+  });
 });
