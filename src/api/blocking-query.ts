@@ -192,10 +192,11 @@ class BlockingWait<T> extends Watcher implements OpenWait {
 
   /** From the first run that did not pass minIndex: the deadline, the caller going away, the server closing. */
   private until(): void {
-    const { waitMs } = this;
-    this.deadline = Date.now() + waitMs + Math.random() * (waitMs / JITTER_FRACTION);
-    this.timer = setTimeout(timedOut, this.deadline - Date.now(), this);
-    this.socket?.once("close", this.onGone);
+    const ms = waitWithJitter(this.waitMs);
+    this.deadline = Date.now() + ms;
+    this.timer = setTimeout(timedOut, ms, this);
+    // Not `once`: its wrapper is a closure and an object per wait; end() removes it.
+    this.socket?.on("close", this.onGone);
     this.open = openWaitsOf(this.ctx);
     // The server is closing already: the wait ends at once.
     if (!this.open.add(this)) this.ended ??= "closing";
@@ -226,6 +227,17 @@ class BlockingWait<T> extends Watcher implements OpenWait {
 function noop(): void {}
 
 const resolved = Promise.resolve();
+
+/**
+ * The wait and Nomad's random stagger of up to wait/16, in whole seconds
+ * for waits of 16 s or more: Node keeps a list of timers per duration, and
+ * a duration of its own per long poll (5,000 nodes' polls) cost a list and
+ * a priority-queue insertion each; a few dozen durations share them.
+ */
+export function waitWithJitter(waitMs: number): number {
+  const jitter = Math.random() * (waitMs / JITTER_FRACTION);
+  return waitMs + (waitMs >= 16_000 ? Math.floor(jitter / 1000) * 1000 : jitter);
+}
 
 /** Per server (its API context): the waits its closing ends. */
 const openWaits = new WeakMap<ApiContext, OpenWaits>();

@@ -77,6 +77,8 @@ class Bucket {
   tail: Link | undefined = undefined;
   /** Removed from its map by a sweep: a link that kept it looks its bucket up again. */
   dropped = false;
+  /** Empty at the last sweep, and not armed since: the next sweep drops it if it still is empty. */
+  idle = false;
 }
 
 class IndexWatch {
@@ -97,8 +99,13 @@ class TableWatch {
 
 /**
  * Empty buckets are kept, so a watcher armed again and again (a node's long
- * poll after each answer) finds its bucket and allocates nothing; they are
- * swept when there are at least this many and they outnumber the others.
+ * poll after each answer) finds its bucket and allocates nothing. A sweep
+ * drops those empty at the previous one too and not armed since, so a wave
+ * that empties every node's bucket for a moment drops none of them, and a
+ * key watched once (an allocation's ID) is gone after two sweeps. Sweeps
+ * come once this many more buckets (or as many as are in use, if more) are
+ * empty than the last one left: O(1) per bucket emptied, and at most that
+ * many twice over kept empty.
  */
 const SWEEP_EMPTY_BUCKETS = 4096;
 
@@ -127,6 +134,8 @@ export class Watches {
   private dueCount = 0;
   private buckets = 0;
   private emptyBuckets = 0;
+  /** How many empty buckets make a sweep worth it. */
+  private sweepAt = SWEEP_EMPTY_BUCKETS;
   private armedCount = 0;
   private readonly subscriptions: Subscription[];
   private readonly pacer: TurnPacer<Watcher>;
@@ -263,10 +272,13 @@ export class Watches {
   }
 
   private linksOf(watcher: Watcher): Link[] {
-    const links: Link[] = [];
-    for (const w of watcher.watched) {
+    const { watched } = watcher;
+    // Sized up front: a pushed-to array grows to 17 slots.
+    const links = new Array<Link>(watched.length);
+    for (let i = 0; i < watched.length; i++) {
+      const w = watched[i]!;
       const filter = typeof w !== "string" && "changes" in w ? w.changes : undefined;
-      links.push(new Link(watcher, w, filter));
+      links[i] = new Link(watcher, w, filter);
     }
     watcher.watchLinks = links;
     return links;
@@ -310,6 +322,7 @@ export class Watches {
     const tail = bucket.tail;
     if (tail === undefined) {
       bucket.head = link;
+      bucket.idle = false;
       this.emptyBuckets--;
     } else {
       tail.next = link;
@@ -337,28 +350,42 @@ export class Watches {
   }
 
   private sweepIfWorth(): void {
-    if (this.emptyBuckets < SWEEP_EMPTY_BUCKETS || this.emptyBuckets * 2 < this.buckets) return;
-    let buckets = 0;
-    let empty = 0;
+    if (this.emptyBuckets < this.sweepAt) return;
+    const left = { buckets: 0, empty: 0 };
     for (const table of this.tables.values()) {
-      buckets++;
-      if (table.all.head === undefined) empty++;
-      buckets += sweep(table.keys);
-      for (const index of table.indexes) buckets += sweep(index.values);
+      left.buckets++;
+      if (table.all.head === undefined) left.empty++;
+      table.keys.forEach(sweepBucket, left);
+      for (const index of table.indexes) index.values.forEach(sweepBucket, left);
     }
-    this.buckets = buckets;
-    this.emptyBuckets = empty;
+    this.buckets = left.buckets;
+    this.emptyBuckets = left.empty;
+    // The next sweep once as many buckets more as are in use (or the
+    // minimum) are empty: the ones just marked stay until then.
+    this.sweepAt = left.empty + Math.max(SWEEP_EMPTY_BUCKETS, left.buckets - left.empty);
   }
 }
 
-/** Drops the map's empty buckets; returns how many are left. */
-function sweep(map: Map<string, Bucket>): number {
-  for (const [key, bucket] of map) {
-    if (bucket.head !== undefined) continue;
-    bucket.dropped = true;
-    map.delete(key);
+/**
+ * Drops an empty bucket that was empty at the last sweep too and marks the
+ * other empty ones; counts what is left (Map#forEach: no entry arrays).
+ */
+function sweepBucket(
+  this: { buckets: number; empty: number },
+  bucket: Bucket,
+  key: string,
+  map: Map<string, Bucket>,
+): void {
+  if (bucket.head === undefined) {
+    if (bucket.idle) {
+      bucket.dropped = true;
+      map.delete(key);
+      return;
+    }
+    bucket.idle = true;
+    this.empty++;
   }
-  return map.size;
+  this.buckets++;
 }
 
 /** The pacer's call: wakes a watcher still queued (not cancelled or armed again meanwhile). */

@@ -2,7 +2,7 @@ import { EventEmitter } from "node:events";
 import type { FastifyRequest } from "fastify";
 import { Subject } from "rxjs";
 import { describe, expect, it } from "vitest";
-import { runBlocking } from "../../src/api/blocking-query.ts";
+import { runBlocking, waitWithJitter } from "../../src/api/blocking-query.ts";
 import type { ApiContext } from "../../src/api/context.ts";
 import type { Watcher } from "../../src/store/watches.ts";
 
@@ -42,7 +42,7 @@ const turn = () => new Promise((r) => setImmediate(r));
 /** A request whose body stream Node has already destroyed, on a connection still open. */
 function requestAfterBodyRead(socketDestroyed = false): FastifyRequest {
   return {
-    raw: { destroyed: true, socket: { destroyed: socketDestroyed, once() {}, off() {} } },
+    raw: { destroyed: true, socket: { destroyed: socketDestroyed, on() {}, off() {} } },
   } as unknown as FastifyRequest;
 }
 
@@ -207,5 +207,20 @@ describe("runBlocking", () => {
     expect(armed()).toBe(0);
     expect(closing$.observed).toBe(false);
     for (const { socket } of callers) expect(socket.listenerCount("close")).toBe(0);
+  });
+
+  it("staggers a long wait by up to a sixteenth, in whole seconds, a short one by up to a sixteenth", () => {
+    for (let i = 0; i < 200; i++) {
+      const long = waitWithJitter(300_000);
+      expect(long).toBeGreaterThanOrEqual(300_000);
+      expect(long).toBeLessThanOrEqual(300_000 + 300_000 / 16);
+      expect(long % 1000).toBe(0);
+      const short = waitWithJitter(1_600);
+      expect(short).toBeGreaterThanOrEqual(1_600);
+      expect(short).toBeLessThanOrEqual(1_700);
+    }
+    // Whole seconds, yet spread: not all the same.
+    const seen = new Set(Array.from({ length: 200 }, () => waitWithJitter(300_000)));
+    expect(seen.size).toBeGreaterThan(5);
   });
 });
