@@ -1,11 +1,11 @@
 import type { Socket } from "node:net";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Subscription } from "rxjs";
 import { staleParam } from "../query/query-bool.ts";
-import type { Watch } from "../store/watches.ts";
+import { type Watch, Watcher } from "../store/watches.ts";
 import { parseDuration } from "../util/duration.ts";
 import { ApiError } from "./api-error.ts";
 import type { ApiContext } from "./context.ts";
+import { type OpenWait, OpenWaits } from "./open-waits.ts";
 
 /** What a read returns: the index that describes it, and the body. */
 export interface ReadResult<T> {
@@ -97,10 +97,13 @@ function callerGone(request: FastifyRequest): boolean {
  * One long poll, from its first run to its answer: one object and its
  * callbacks for the whole wait, whatever the number of wakes. What ends the
  * wait (its deadline, the caller going away, the server closing) is
- * listened for once, not armed again per wake; a wake arms the watch again
- * and runs the read (a read that yields: one `then`), no promise of its own.
+ * listened for once, not armed again per wake; it is its own Watcher, armed
+ * again before each run (no registration, closure or promise of its own per
+ * wake), and a wake runs the read (a read that yields: one `then`).
  */
-class BlockingWait<T> {
+class BlockingWait<T> extends Watcher implements OpenWait {
+  openPrev: OpenWait | undefined = undefined;
+  openNext: OpenWait | undefined = undefined;
   /** The watches changed since they were last armed. */
   private changed = false;
   /** Waiting for a change: the last run's result did not pass minIndex. */
@@ -110,24 +113,13 @@ class BlockingWait<T> {
   private ended: "timeout" | "gone" | "closing" | undefined;
   private last: ReadResult<T> | undefined;
   private deadline = 0;
-  private cancelWatch: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private closing: Subscription | undefined;
+  private open: OpenWaits | undefined;
   private readonly socket: Socket | undefined;
   private resolve: (result: ReadResult<T>) => void = noop;
   private reject: (err: unknown) => void = noop;
-  // Made once per wait (not per wake), and handed to the watches, the
-  // microtask queue, the read's promise, the socket and closing$.
-  private readonly onChange = () => {
-    // A watch fires once, and cancels itself.
-    this.cancelWatch = undefined;
-    this.changed = true;
-    if (!this.waiting) return;
-    this.waiting = false;
-    // Run after the wake, as the batch's other subscribers have: not inside
-    // them (queueMicrotask would wrap the callback in an AsyncResource).
-    void resolved.then(this.step);
-  };
+  // Made once per wait (not per wake), and handed to the microtask queue,
+  // the read's promise, the socket and closing$.
   private readonly step = () => {
     if (this.done) return;
     // Armed before each run, so a change applied while the read runs (it may
@@ -154,17 +146,27 @@ class BlockingWait<T> {
   };
   private readonly onError = (err: unknown) => this.fail(err);
   private readonly onGone = () => this.finish("gone");
-  private readonly onClosing = () => this.finish("closing");
 
   constructor(
     private readonly ctx: ApiContext,
     private readonly request: FastifyRequest,
     private readonly minIndex: number,
     private readonly waitMs: number,
-    private readonly watches: readonly Watch[],
+    watches: readonly Watch[],
     private readonly run: () => ReadResult<T> | Promise<ReadResult<T>>,
   ) {
+    super(watches);
     this.socket = request.raw.socket ?? undefined;
+  }
+
+  /** Watches' call, once per arming: something watched changed, in a batch applied whole. */
+  wake(): void {
+    this.changed = true;
+    if (!this.waiting) return;
+    this.waiting = false;
+    // Run after the wake, as the batch's other subscribers have: not inside
+    // them (queueMicrotask would wrap the callback in an AsyncResource).
+    void resolved.then(this.step);
   }
 
   start(): Promise<ReadResult<T>> {
@@ -184,19 +186,20 @@ class BlockingWait<T> {
   }
 
   private arm(): void {
-    this.cancelWatch?.();
     this.changed = false;
-    this.cancelWatch = this.ctx.watches.once(this.watches, this.onChange);
+    this.ctx.watches.arm(this);
   }
 
   /** From the first run that did not pass minIndex: the deadline, the caller going away, the server closing. */
   private until(): void {
-    const { waitMs } = this;
-    this.deadline = Date.now() + waitMs + Math.random() * (waitMs / JITTER_FRACTION);
-    this.timer = setTimeout(timedOut, this.deadline - Date.now(), this);
-    this.socket?.once("close", this.onGone);
-    // closing$ has completed already once the server is closing: ends the wait at once.
-    this.closing = this.ctx.closing$.subscribe({ next: this.onClosing, complete: this.onClosing });
+    const ms = waitWithJitter(this.waitMs);
+    this.deadline = Date.now() + ms;
+    this.timer = setTimeout(timedOut, ms, this);
+    // Not `once`: its wrapper is a closure and an object per wait; end() removes it.
+    this.socket?.on("close", this.onGone);
+    this.open = openWaitsOf(this.ctx);
+    // The server is closing already: the wait ends at once.
+    if (!this.open.add(this)) this.ended ??= "closing";
   }
 
   private answer(result: ReadResult<T>): void {
@@ -212,12 +215,11 @@ class BlockingWait<T> {
   private end(): void {
     this.done = true;
     this.waiting = false;
-    this.cancelWatch?.();
-    this.cancelWatch = undefined;
+    this.ctx.watches.disarm(this);
     // Answered by its first run: it never waited.
     if (this.timer === undefined) return;
     clearTimeout(this.timer);
-    this.closing?.unsubscribe();
+    this.open?.remove(this);
     this.socket?.off("close", this.onGone);
   }
 }
@@ -225,6 +227,29 @@ class BlockingWait<T> {
 function noop(): void {}
 
 const resolved = Promise.resolve();
+
+/**
+ * The wait and Nomad's random stagger of up to wait/16, in whole seconds
+ * for waits of 16 s or more: Node keeps a list of timers per duration, and
+ * a duration of its own per long poll (5,000 nodes' polls) cost a list and
+ * a priority-queue insertion each; a few dozen durations share them.
+ */
+export function waitWithJitter(waitMs: number): number {
+  const jitter = Math.random() * (waitMs / JITTER_FRACTION);
+  return waitMs + (waitMs >= 16_000 ? Math.floor(jitter / 1000) * 1000 : jitter);
+}
+
+/** Per server (its API context): the waits its closing ends. */
+const openWaits = new WeakMap<ApiContext, OpenWaits>();
+
+function openWaitsOf(ctx: ApiContext): OpenWaits {
+  let open = openWaits.get(ctx);
+  if (open === undefined) {
+    open = new OpenWaits(ctx.closing$);
+    openWaits.set(ctx, open);
+  }
+  return open;
+}
 
 function isPromise<R>(value: R | Promise<R>): value is Promise<R> {
   return typeof (value as { then?: unknown }).then === "function";

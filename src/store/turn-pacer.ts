@@ -8,6 +8,9 @@
  */
 export const CALLS_PER_TURN = 32;
 
+/** The smallest queue; a power of two, as every size of the ring is. */
+const FIRST_CAPACITY = 16;
+
 /**
  * Runs callbacks at most `perTurn` per turn of the event loop, in order, the
  * rest on later turns (`setImmediate`), so the loop's I/O (heartbeats,
@@ -22,32 +25,56 @@ export const CALLS_PER_TURN = 32;
  *
  * Calls made while the turn's quota is not used up run at once, so a quiet
  * server answers as before, with no added turn.
+ *
+ * What it queues are items handed to `call` (by default the items are the
+ * callbacks themselves), so a caller with objects to release (Watches)
+ * makes no closure per item. The queue is a ring that grows and is kept:
+ * a burst's thousands of wakes allocate nothing once it has grown.
  */
-export class TurnPacer {
-  private queue: (() => void)[] = [];
+export class TurnPacer<T = () => void> {
+  private ring: (T | undefined)[] = new Array(FIRST_CAPACITY);
   private head = 0;
+  private count = 0;
   /** Callbacks run since the last turn began (the last `setImmediate` of this pacer). */
   private used = 0;
   private scheduled = false;
 
-  constructor(private readonly perTurn = CALLS_PER_TURN) {
+  constructor(
+    private readonly perTurn = CALLS_PER_TURN,
+    // The default suits T = () => void only; a pacer of other items passes its own.
+    private readonly call: (item: T) => void = invoke as unknown as (item: T) => void,
+  ) {
     if (!(perTurn >= 1)) throw new Error(`perTurn must be at least 1, got ${perTurn}`);
   }
 
   /** Callbacks waiting for a later turn. */
   get waiting(): number {
-    return this.queue.length - this.head;
+    return this.count;
   }
 
-  run(callback: () => void): void {
-    if (this.waiting === 0 && this.used < this.perTurn) {
+  run(item: T): void {
+    if (this.count === 0 && this.used < this.perTurn) {
       this.used++;
       this.schedule();
-      callback();
+      this.call(item);
       return;
     }
-    this.queue.push(callback);
+    this.push(item);
     this.schedule();
+  }
+
+  private push(item: T): void {
+    if (this.count === this.ring.length) this.grow();
+    this.ring[(this.head + this.count) & (this.ring.length - 1)] = item;
+    this.count++;
+  }
+
+  private grow(): void {
+    const old = this.ring;
+    const ring: (T | undefined)[] = new Array(old.length * 2);
+    for (let i = 0; i < this.count; i++) ring[i] = old[(this.head + i) & (old.length - 1)];
+    this.ring = ring;
+    this.head = 0;
   }
 
   private schedule(): void {
@@ -60,21 +87,22 @@ export class TurnPacer {
     this.scheduled = false;
     this.used = 0;
     try {
-      while (this.waiting > 0 && this.used < this.perTurn) {
-        const callback = this.queue[this.head]!;
-        this.queue[this.head++] = noop;
+      while (this.count > 0 && this.used < this.perTurn) {
+        const item = this.ring[this.head] as T;
+        // Not kept alive by the queue once run.
+        this.ring[this.head] = undefined;
+        this.head = (this.head + 1) & (this.ring.length - 1);
+        this.count--;
         this.used++;
-        callback();
+        this.call(item);
       }
     } finally {
-      if (this.waiting === 0) {
-        this.queue = [];
-        this.head = 0;
-      }
       // A turn that ran something opens the next one (its quota counts until then).
       if (this.used > 0) this.schedule();
     }
   };
 }
 
-function noop(): void {}
+function invoke(callback: () => void): void {
+  callback();
+}

@@ -26,7 +26,88 @@ export type Watch =
 /** Whether a change of a watched row (`before` or `after` undefined: added or removed) wakes the watch. */
 export type ChangeFilter = (before: unknown, after: unknown) => boolean;
 
-type Wake = () => void;
+type IndexValues = (row: IndexedRow) => string | readonly string[] | undefined;
+
+// A watcher's states. Linked into its buckets while ARMED or DUE.
+/** Not armed: neither linked nor waiting for its wake. */
+const IDLE = 0;
+/** Linked into its buckets, waiting for a change. */
+const ARMED = 1;
+/** A change of the batch being applied matched it: woken once the batch is whole. */
+const DUE = 2;
+/** Its batch applied: unlinked, its wake waiting for its turn in the pacer. */
+const QUEUED = 3;
+type WatchState = typeof IDLE | typeof ARMED | typeof DUE | typeof QUEUED;
+
+/**
+ * What waits on Watches: a blocking read's wait is one itself, for its whole
+ * wait, armed again after each wake without allocating (its links are made
+ * at its first arming and kept). `wake` is called once per arming, after the
+ * first applied batch that changed anything in `watched`.
+ */
+export abstract class Watcher {
+  // Watches' own bookkeeping, public only for it to reach.
+  /** @internal */
+  watchState: WatchState = IDLE;
+  /** @internal One link per watch, made at the first arming. */
+  watchLinks: Link[] | undefined = undefined;
+
+  constructor(readonly watched: readonly Watch[]) {}
+
+  abstract wake(): void;
+}
+
+/** One watch of a watcher, in its bucket's list (intrusive: no Set entry, no closure). */
+class Link {
+  prev: Link | undefined = undefined;
+  next: Link | undefined = undefined;
+  /** Where it was last linked, kept for arming again while the bucket lives. */
+  bucket: Bucket | undefined = undefined;
+
+  constructor(
+    readonly watcher: Watcher,
+    readonly watch: Watch,
+    readonly filter: ChangeFilter | undefined,
+  ) {}
+}
+
+/** The watchers of one table, key or index value, in the order they were armed. */
+class Bucket {
+  head: Link | undefined = undefined;
+  tail: Link | undefined = undefined;
+  /** Removed from its map by a sweep: a link that kept it looks its bucket up again. */
+  dropped = false;
+  /** Empty at the last sweep, and not armed since: the next sweep drops it if it still is empty. */
+  idle = false;
+}
+
+class IndexWatch {
+  readonly values = new Map<string, Bucket>();
+  /** The table's function for this index: undefined until a change needs it, null if the table has none. */
+  valuesOf: IndexValues | null | undefined = undefined;
+
+  constructor(readonly name: string) {}
+}
+
+/** Everything watched in one table. Kept for the process's life: tables are few and fixed. */
+class TableWatch {
+  readonly all = new Bucket();
+  readonly keys = new Map<string, Bucket>();
+  /** An array, not a map: each change walks it. */
+  readonly indexes: IndexWatch[] = [];
+}
+
+/**
+ * Empty buckets are kept, so a watcher armed again and again (a node's long
+ * poll after each answer) finds its bucket and allocates nothing. A sweep
+ * drops those empty at the previous one too and not armed since, so a wave
+ * that empties every node's bucket for a moment drops none of them, and a
+ * key watched once (an allocation's ID) is gone after two sweeps. Sweeps
+ * come once this many more buckets (or as many as are in use, if more) are
+ * empty than the last one left: O(1) per bucket emptied, and at most that
+ * many twice over kept empty.
+ */
+const SWEEP_EMPTY_BUCKETS = 4096;
 
 /**
  * Wakes blocking reads once an applied batch changed what they watch. Row
@@ -39,25 +120,32 @@ type Wake = () => void;
  * the event loop, a later batch's wakes behind the earlier ones, so the
  * loop serves heartbeats in between; a read woken a turn later reads the
  * tables as they are then, still whole batches.
+ *
+ * A watcher is linked into one bucket per watch (a doubly linked list
+ * through its links, kept between armings), and its state says whether it
+ * is waiting, matched in this batch, or queued for its wake: arming,
+ * matching, waking and cancelling allocate nothing once a watcher and its
+ * buckets exist (GC is a fifth of a placement burst's main thread).
  */
 export class Watches {
-  private readonly byTable = new Map<string, Set<Wake>>();
-  /** table -> index name -> value -> wakes */
-  private readonly byValue = new Map<string, Map<string, Map<string, Set<Wake>>>>();
-  /** table -> key -> wakes */
-  private readonly byKey = new Map<string, Map<string, Set<Wake>>>();
-  private readonly due = new Set<Wake>();
-  /** The wakes registered by a watch with `changes`, and its filter. */
-  private readonly filters = new WeakMap<Wake, ChangeFilter>();
+  private readonly tables = new Map<string, TableWatch>();
+  /** Watchers matched in the batch being applied, in the order matched (may repeat; the state decides). */
+  private readonly due: (Watcher | undefined)[] = [];
+  private dueCount = 0;
+  private buckets = 0;
+  private emptyBuckets = 0;
+  /** How many empty buckets make a sweep worth it. */
+  private sweepAt = SWEEP_EMPTY_BUCKETS;
+  private armedCount = 0;
   private readonly subscriptions: Subscription[];
-  private readonly pacer: TurnPacer;
+  private readonly pacer: TurnPacer<Watcher>;
 
   /** `wakesPerTurn`: how many wakes one turn of the event loop runs at most (TurnPacer). */
   constructor(
     private readonly store: Store,
     wakesPerTurn?: number,
   ) {
-    this.pacer = new TurnPacer(wakesPerTurn);
+    this.pacer = new TurnPacer<Watcher>(wakesPerTurn, release);
     this.subscriptions = [
       store.change$.subscribe((c) => this.changed(c)),
       store.applied$.subscribe((b) => this.applied(b.tables)),
@@ -68,48 +156,44 @@ export class Watches {
    * Calls `wake` once, after the first applied batch that changes anything
    * in `watches`. Returns the function that cancels it.
    */
-  once(watches: readonly Watch[], wake: Wake): () => void {
-    // Where each registration sits, so that cancelling also drops emptied
-    // sets: watched row keys come and go with the rows.
-    const registered: [Map<string, Set<Wake>>, string, Wake][] = [];
-    let done = false;
-    const fire = () => {
-      if (done) return;
-      cancel();
-      wake();
-    };
-    const cancel = () => {
-      done = true;
-      for (const [map, key, entry] of registered) {
-        const set = map.get(key);
-        if (set?.delete(entry) && set.size === 0) map.delete(key);
-        // A filtered watch's own entry may be due already, as `fire` may be.
-        this.due.delete(entry);
-      }
-      this.due.delete(fire);
-    };
-    for (const w of watches) {
-      const [map, key] =
-        typeof w === "string"
-          ? [this.byTable, w]
-          : "key" in w
-            ? [mapIn(this.byKey, w.table), w.key]
-            : [mapIn(mapIn(this.byValue, w.table), w.index), w.value];
-      let set = map.get(key);
-      if (!set) {
-        set = new Set();
-        map.set(key, set);
-      }
-      // A filtered watch gets an entry of its own: the same read may also watch unfiltered.
-      let entry = fire;
-      if (typeof w !== "string" && "changes" in w && w.changes) {
-        entry = () => fire();
-        this.filters.set(entry, w.changes);
-      }
-      set.add(entry);
-      registered.push([map, key, entry]);
+  once(watches: readonly Watch[], wake: () => void): () => void {
+    const watcher = new OnceWatcher(watches, wake);
+    this.arm(watcher);
+    return () => this.disarm(watcher);
+  }
+
+  /**
+   * Arms `watcher`: its `wake` runs once, after the first applied batch that
+   * changes anything it watches from now on. Arming it again before then
+   * changes nothing; arming it while a wake is due or queued drops that wake
+   * (the caller is about to read anyway) and waits for the next change.
+   */
+  arm(watcher: Watcher): void {
+    const state = watcher.watchState;
+    if (state === ARMED) return;
+    watcher.watchState = ARMED;
+    // Still linked: its place in the due list is passed over.
+    if (state === DUE) return;
+    this.armedCount++;
+    const links = watcher.watchLinks ?? this.linksOf(watcher);
+    for (let i = 0; i < links.length; i++) {
+      const link = links[i]!;
+      let bucket = link.bucket;
+      if (bucket === undefined || bucket.dropped) bucket = link.bucket = this.bucketOf(link.watch);
+      this.append(bucket, link);
     }
-    return cancel;
+  }
+
+  /** Cancels `watcher`'s arming, and its wake if due or queued. */
+  disarm(watcher: Watcher): void {
+    const state = watcher.watchState;
+    watcher.watchState = IDLE;
+    if (state === ARMED || state === DUE) this.unlink(watcher);
+  }
+
+  /** Armed watchers, and buckets kept (empty ones included): for tests and figures. */
+  get size(): { readonly armed: number; readonly buckets: number; readonly emptyBuckets: number } {
+    return { armed: this.armedCount, buckets: this.buckets, emptyBuckets: this.emptyBuckets };
   }
 
   stop(): void {
@@ -117,48 +201,209 @@ export class Watches {
   }
 
   private changed(c: Change): void {
-    const keys = this.byKey.get(c.table);
-    if (keys) this.mark(keys.get(c.key));
-    const indexes = this.byValue.get(c.table);
-    if (!indexes) return;
-    const table = this.store.table<IndexedRow>(c.table);
-    for (const [index, values] of indexes) {
-      if (values.size === 0) continue;
-      const valuesOf = table.spec.indexes?.[index];
-      if (!valuesOf) continue;
+    const table = this.tables.get(c.table);
+    if (table === undefined) return;
+    if (table.keys.size > 0) {
+      const bucket = table.keys.get(c.key);
+      if (bucket !== undefined && bucket.head !== undefined) this.mark(bucket, c);
+    }
+    const indexes = table.indexes;
+    for (let i = 0; i < indexes.length; i++) {
+      const index = indexes[i]!;
+      if (index.values.size === 0) continue;
+      let valuesOf = index.valuesOf;
+      if (valuesOf === undefined)
+        valuesOf = index.valuesOf = this.store.table<IndexedRow>(c.table).spec.indexes?.[index.name] ?? null;
+      if (valuesOf === null) continue;
       const before = c.before === undefined ? undefined : valuesOf(c.before as IndexedRow);
       const after = c.after === undefined ? undefined : valuesOf(c.after as IndexedRow);
+      this.markValues(index.values, before, c);
       // A row that stays under its value is one change to that value's watchers.
-      for (const v of typeof before === "string" && before === after ? [before] : [before, after]) {
-        if (typeof v === "string") this.mark(values.get(v), c);
-        else if (v) for (const one of v) this.mark(values.get(one), c);
-      }
+      if (after !== before) this.markValues(index.values, after, c);
+    }
+  }
+
+  private markValues(
+    values: Map<string, Bucket>,
+    v: string | readonly string[] | undefined,
+    c: Change,
+  ): void {
+    if (v === undefined) return;
+    if (typeof v === "string") {
+      const bucket = values.get(v);
+      if (bucket !== undefined && bucket.head !== undefined) this.mark(bucket, c);
+      return;
+    }
+    for (let i = 0; i < v.length; i++) {
+      const bucket = values.get(v[i]!);
+      if (bucket !== undefined && bucket.head !== undefined) this.mark(bucket, c);
+    }
+  }
+
+  /** Marks the bucket's armed watchers due (those whose filter takes the change, if they have one). */
+  private mark(bucket: Bucket, c: Change | undefined): void {
+    for (let link = bucket.head; link !== undefined; link = link.next) {
+      const watcher = link.watcher;
+      if (watcher.watchState !== ARMED) continue;
+      const filter = link.filter;
+      if (filter !== undefined && c !== undefined && !filter(c.before, c.after)) continue;
+      watcher.watchState = DUE;
+      this.due[this.dueCount++] = watcher;
     }
   }
 
   private applied(tables: ReadonlySet<string>): void {
-    for (const t of tables) this.mark(this.byTable.get(t));
-    if (this.due.size === 0) return;
-    const wakes = [...this.due];
-    this.due.clear();
-    // A wake that was cancelled meanwhile does nothing (`fire` runs once).
-    for (const wake of wakes) this.pacer.run(wake);
+    for (const name of tables) {
+      const table = this.tables.get(name);
+      if (table !== undefined && table.all.head !== undefined) this.mark(table.all, undefined);
+    }
+    if (this.dueCount === 0) return;
+    const { due } = this;
+    for (let i = 0; i < this.dueCount; i++) {
+      const watcher = due[i]!;
+      due[i] = undefined;
+      // Cancelled, or armed again, since it was matched (or listed twice).
+      if (watcher.watchState !== DUE) continue;
+      this.unlink(watcher);
+      watcher.watchState = QUEUED;
+      this.pacer.run(watcher);
+    }
+    this.dueCount = 0;
   }
 
-  private mark(wakes: Set<Wake> | undefined, change?: Change): void {
-    if (!wakes) return;
-    for (const w of wakes) {
-      const changes = change && this.filters.get(w);
-      if (!changes || changes(change.before, change.after)) this.due.add(w);
+  private linksOf(watcher: Watcher): Link[] {
+    const { watched } = watcher;
+    // Sized up front: a pushed-to array grows to 17 slots.
+    const links = new Array<Link>(watched.length);
+    for (let i = 0; i < watched.length; i++) {
+      const w = watched[i]!;
+      const filter = typeof w !== "string" && "changes" in w ? w.changes : undefined;
+      links[i] = new Link(watcher, w, filter);
     }
+    watcher.watchLinks = links;
+    return links;
+  }
+
+  private bucketOf(w: Watch): Bucket {
+    if (typeof w === "string") return this.tableWatch(w).all;
+    const table = this.tableWatch(w.table);
+    if ("key" in w) return this.bucketIn(table.keys, w.key);
+    let index = table.indexes.find((i) => i.name === w.index);
+    if (index === undefined) {
+      index = new IndexWatch(w.index);
+      table.indexes.push(index);
+    }
+    return this.bucketIn(index.values, w.value);
+  }
+
+  private tableWatch(name: string): TableWatch {
+    let table = this.tables.get(name);
+    if (table === undefined) {
+      table = new TableWatch();
+      this.tables.set(name, table);
+      this.buckets++;
+      this.emptyBuckets++;
+    }
+    return table;
+  }
+
+  private bucketIn(map: Map<string, Bucket>, key: string): Bucket {
+    let bucket = map.get(key);
+    if (bucket === undefined) {
+      bucket = new Bucket();
+      map.set(key, bucket);
+      this.buckets++;
+      this.emptyBuckets++;
+    }
+    return bucket;
+  }
+
+  private append(bucket: Bucket, link: Link): void {
+    const tail = bucket.tail;
+    if (tail === undefined) {
+      bucket.head = link;
+      bucket.idle = false;
+      this.emptyBuckets--;
+    } else {
+      tail.next = link;
+      link.prev = tail;
+    }
+    bucket.tail = link;
+  }
+
+  private unlink(watcher: Watcher): void {
+    this.armedCount--;
+    const links = watcher.watchLinks!;
+    for (let i = 0; i < links.length; i++) {
+      const link = links[i]!;
+      const bucket = link.bucket!;
+      const { prev, next } = link;
+      if (prev === undefined) bucket.head = next;
+      else prev.next = next;
+      if (next === undefined) bucket.tail = prev;
+      else next.prev = prev;
+      link.prev = undefined;
+      link.next = undefined;
+      if (bucket.head === undefined) this.emptyBuckets++;
+    }
+    this.sweepIfWorth();
+  }
+
+  private sweepIfWorth(): void {
+    if (this.emptyBuckets < this.sweepAt) return;
+    const left = { buckets: 0, empty: 0 };
+    for (const table of this.tables.values()) {
+      left.buckets++;
+      if (table.all.head === undefined) left.empty++;
+      table.keys.forEach(sweepBucket, left);
+      for (const index of table.indexes) index.values.forEach(sweepBucket, left);
+    }
+    this.buckets = left.buckets;
+    this.emptyBuckets = left.empty;
+    // The next sweep once as many buckets more as are in use (or the
+    // minimum) are empty: the ones just marked stay until then.
+    this.sweepAt = left.empty + Math.max(SWEEP_EMPTY_BUCKETS, left.buckets - left.empty);
   }
 }
 
-function mapIn<V>(outer: Map<string, Map<string, V>>, key: string): Map<string, V> {
-  let inner = outer.get(key);
-  if (!inner) {
-    inner = new Map();
-    outer.set(key, inner);
+/**
+ * Drops an empty bucket that was empty at the last sweep too and marks the
+ * other empty ones; counts what is left (Map#forEach: no entry arrays).
+ */
+function sweepBucket(
+  this: { buckets: number; empty: number },
+  bucket: Bucket,
+  key: string,
+  map: Map<string, Bucket>,
+): void {
+  if (bucket.head === undefined) {
+    if (bucket.idle) {
+      bucket.dropped = true;
+      map.delete(key);
+      return;
+    }
+    bucket.idle = true;
+    this.empty++;
   }
-  return inner;
+  this.buckets++;
+}
+
+/** The pacer's call: wakes a watcher still queued (not cancelled or armed again meanwhile). */
+function release(watcher: Watcher): void {
+  if (watcher.watchState !== QUEUED) return;
+  watcher.watchState = IDLE;
+  watcher.wake();
+}
+
+class OnceWatcher extends Watcher {
+  constructor(
+    watched: readonly Watch[],
+    private readonly callback: () => void,
+  ) {
+    super(watched);
+  }
+
+  wake(): void {
+    this.callback();
+  }
 }

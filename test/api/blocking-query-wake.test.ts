@@ -2,22 +2,19 @@ import { EventEmitter } from "node:events";
 import type { FastifyRequest } from "fastify";
 import { Subject } from "rxjs";
 import { describe, expect, it } from "vitest";
-import { runBlocking } from "../../src/api/blocking-query.ts";
+import { runBlocking, waitWithJitter } from "../../src/api/blocking-query.ts";
 import type { ApiContext } from "../../src/api/context.ts";
-import type { Watch } from "../../src/store/watches.ts";
+import type { Watcher } from "../../src/store/watches.ts";
 
 /** Just what runBlocking uses of the context: wake-ups it fires by hand, and closing$. */
 function fakeContext() {
-  const wakes = new Set<() => void>();
+  const wakes = new Set<Watcher>();
   const closing$ = new Subject<"closing">();
   const ctx = {
     watches: {
-      once: (_w: readonly Watch[], wake: () => void) => {
-        // Fires once, as Watches' does; cancelling forgets it.
-        const entry = () => wake();
-        wakes.add(entry);
-        return () => wakes.delete(entry);
-      },
+      // Fires once per arming, as Watches' does; disarming forgets it.
+      arm: (watcher: Watcher) => wakes.add(watcher),
+      disarm: (watcher: Watcher) => wakes.delete(watcher),
     },
     closing$,
   } as unknown as ApiContext;
@@ -29,7 +26,7 @@ function fakeContext() {
     wakeAll: () => {
       const due = [...wakes];
       wakes.clear();
-      for (const wake of due) wake();
+      for (const watcher of due) watcher.wake();
     },
   };
 }
@@ -45,7 +42,7 @@ const turn = () => new Promise((r) => setImmediate(r));
 /** A request whose body stream Node has already destroyed, on a connection still open. */
 function requestAfterBodyRead(socketDestroyed = false): FastifyRequest {
   return {
-    raw: { destroyed: true, socket: { destroyed: socketDestroyed, once() {}, off() {} } },
+    raw: { destroyed: true, socket: { destroyed: socketDestroyed, on() {}, off() {} } },
   } as unknown as FastifyRequest;
 }
 
@@ -190,5 +187,40 @@ describe("runBlocking", () => {
     );
     await expect(sliced).rejects.toThrow("sliced read failed");
     expect(armed()).toBe(0);
+  });
+
+  it("ends every open wait when the server closes, one subscription to closing$ while any waits", async () => {
+    const { ctx, closing$, armed } = fakeContext();
+    const callers = [requestOnSocket(), requestOnSocket(), requestOnSocket()];
+    const waits = callers.map(({ request }, i) =>
+      runBlocking(ctx, request, { minIndex: 5, waitMs: 60_000 }, ["allocs"], () => ({ index: 5, body: i })),
+    );
+    await turn();
+    expect(armed()).toBe(3);
+    // One of them answered first (its caller hung up): the others still wait.
+    callers[1]!.socket.destroyed = true;
+    callers[1]!.socket.emit("close");
+    expect((await waits[1])!.body).toBe(1);
+    expect(closing$.observed).toBe(true);
+    closing$.next("closing");
+    expect((await Promise.all(waits)).map((r) => r.body)).toEqual([0, 1, 2]);
+    expect(armed()).toBe(0);
+    expect(closing$.observed).toBe(false);
+    for (const { socket } of callers) expect(socket.listenerCount("close")).toBe(0);
+  });
+
+  it("staggers a long wait by up to a sixteenth, in whole seconds, a short one by up to a sixteenth", () => {
+    for (let i = 0; i < 200; i++) {
+      const long = waitWithJitter(300_000);
+      expect(long).toBeGreaterThanOrEqual(300_000);
+      expect(long).toBeLessThanOrEqual(300_000 + 300_000 / 16);
+      expect(long % 1000).toBe(0);
+      const short = waitWithJitter(1_600);
+      expect(short).toBeGreaterThanOrEqual(1_600);
+      expect(short).toBeLessThanOrEqual(1_700);
+    }
+    // Whole seconds, yet spread: not all the same.
+    const seen = new Set(Array.from({ length: 200 }, () => waitWithJitter(300_000)));
+    expect(seen.size).toBeGreaterThan(5);
   });
 });
