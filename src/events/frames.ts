@@ -81,18 +81,14 @@ export interface Frame {
   readonly Changes: readonly FrameChange[];
 }
 
+/** A change kept for a frame: what the event and the complete feed's entry are built from. */
+type Kept = Pick<Change, "table" | "before" | "after" | "envelope" | "index">;
+
 /** The default stream's event for a change, or undefined when it carries none. */
-function defaultEvent(spec: TopicSpec, change: FrameChangeDraft): StreamEvent | undefined {
-  if (change.after === undefined) {
-    const row = change.before!;
-    return {
-      ...streamEvent(spec, row, spec.deleteType, change.index),
-      Op: "delete",
-      Record: change.envelope.type,
-    };
-  }
+function defaultEvent(spec: TopicSpec, change: Kept): StreamEvent | undefined {
+  if (change.after === undefined) return deleteEvent(spec, change);
   const type = nomadEventType(change.envelope.type, spec.topic);
-  return type === null ? undefined : streamEvent(spec, change.after, type, change.index);
+  return type === null ? undefined : streamEvent(spec, change.after as Row, type, change.index);
 }
 
 function streamEvent(spec: TopicSpec, row: Row, type: string, index: number): StreamEvent {
@@ -107,31 +103,42 @@ function streamEvent(spec: TopicSpec, row: Row, type: string, index: number): St
   };
 }
 
-interface FrameChangeDraft {
-  before: Row | undefined;
-  after: Row | undefined;
-  readonly envelope: Envelope;
-  readonly index: number;
+/** A removed row's event: every delete is published, marked as one. */
+function deleteEvent(spec: TopicSpec, change: Kept): StreamEvent {
+  const row = change.before as Row;
+  // One literal in the order a spread of streamEvent's would give (the JSON's).
+  return {
+    Topic: spec.topic,
+    Type: spec.deleteType,
+    Key: spec.key(row),
+    Namespace: spec.namespace(row),
+    FilterKeys: spec.filterKeys(row),
+    Index: change.index,
+    Payload: { [spec.wrapper]: spec.payload(row) },
+    Op: "delete",
+    Record: change.envelope.type,
+  };
 }
 
 /** The stream event for one table change, or undefined when the default stream carries none. */
 export function eventOf(change: Change): StreamEvent | undefined {
   const spec = TOPICS[change.table];
-  if (!spec) return undefined;
-  return defaultEvent(spec, {
-    before: change.before as Row | undefined,
-    after: change.after as Row | undefined,
-    envelope: change.envelope,
-    index: change.index,
-  });
+  return spec ? defaultEvent(spec, change) : undefined;
 }
 
 /** The complete feed's event for the change at position `seq` of its frame. */
 export function changeEvent(change: FrameChange, seq: number): ChangeEvent {
   const { spec, before, after, envelope } = change;
   const base = change.event ?? streamEvent(spec, (after ?? before)!, change.type, change.index);
+  // Field by field rather than a spread and more keys (a slow path in V8), in the order that gave.
   return {
-    ...base,
+    Topic: base.Topic,
+    Type: base.Type,
+    Key: base.Key,
+    Namespace: base.Namespace,
+    FilterKeys: base.FilterKeys,
+    Index: base.Index,
+    Payload: base.Payload,
     Op: after === undefined ? "delete" : before === undefined ? "create" : "update",
     Record: envelope.type,
     Seq: seq,
@@ -142,44 +149,156 @@ export function changeEvent(change: FrameChange, seq: number): ChangeEvent {
   };
 }
 
+const NO_EVENTS: readonly StreamEvent[] = Object.freeze([]);
+const NO_CHANGES: readonly FrameChange[] = Object.freeze([]);
+const NOTHING_KEPT: readonly Kept[] = Object.freeze([]);
+
+/**
+ * The frame of one record, kept as the record's changes only: its events
+ * and the complete feed's changes are built when first asked for (by a
+ * subscriber, live or reading the buffer), not for every applied record.
+ * A server with no subscriber so pays per change only for keeping a
+ * reference to it; `release` lets a buffered frame go back to that once
+ * its live subscribers have had it. Rows are immutable and the building
+ * pure, so what is built again is equal, field for field, to what was.
+ */
+export class RecordFrame implements Frame {
+  private time: string | undefined;
+  private events: readonly StreamEvent[] | undefined;
+  private changes: readonly FrameChange[] | undefined;
+
+  constructor(
+    readonly Index: number,
+    /** The envelope time (ms) of the record, or of the latest change before a progress frame. */
+    private readonly at: number,
+    /** The record's published changes, one per object; some may be created and removed by it. */
+    private readonly kept: readonly Kept[],
+    /** How many changes the frame tells (Changes.length, without building them): the buffer's measure. */
+    readonly size: number,
+  ) {}
+
+  get Time(): string {
+    this.time ??= new Date(this.at).toISOString();
+    return this.time;
+  }
+
+  get Events(): readonly StreamEvent[] {
+    this.events ??= this.buildEvents();
+    return this.events;
+  }
+
+  get Changes(): readonly FrameChange[] {
+    this.changes ??= this.buildChanges();
+    return this.changes;
+  }
+
+  /** Forgets the events and changes built, which are built again, equal, if asked for. */
+  release(): void {
+    this.events = undefined;
+    this.changes = undefined;
+  }
+
+  private buildEvents(): readonly StreamEvent[] {
+    if (this.size === 0) return NO_EVENTS;
+    const events: StreamEvent[] = [];
+    if (this.changes !== undefined) {
+      for (const c of this.changes) if (c.event !== undefined) events.push(c.event);
+      return events;
+    }
+    for (const c of this.kept) {
+      // Created and removed by one record: nothing to tell.
+      if (c.before === undefined && c.after === undefined) continue;
+      const event = defaultEvent(TOPICS[c.table]!, c);
+      if (event !== undefined) events.push(event);
+    }
+    return events;
+  }
+
+  private buildChanges(): readonly FrameChange[] {
+    if (this.size === 0) return NO_CHANGES;
+    // The events already built are the ones the changes carry, in order.
+    const events = this.events;
+    let next = 0;
+    const changes: FrameChange[] = [];
+    for (const c of this.kept) {
+      if (c.before === undefined && c.after === undefined) continue;
+      const spec = TOPICS[c.table]!;
+      let type: string;
+      let event: StreamEvent | undefined;
+      if (c.after === undefined) {
+        type = spec.deleteType;
+        event = events ? events[next++] : deleteEvent(spec, c);
+      } else {
+        const nomad = nomadEventType(c.envelope.type, spec.topic);
+        type = nomad ?? c.envelope.type;
+        if (nomad !== null)
+          event = events ? events[next++] : streamEvent(spec, c.after as Row, nomad, c.index);
+      }
+      changes.push({
+        spec,
+        before: c.before as Row | undefined,
+        after: c.after as Row | undefined,
+        envelope: c.envelope,
+        index: c.index,
+        type,
+        event,
+      });
+    }
+    return changes;
+  }
+}
+
 /**
  * Collects the changes of each record into one frame. The store emits a
  * record's changes together, then `flush` is called after each applied
- * batch; a change with a new index also closes the previous frame.
+ * batch; a change with a new index also closes the previous frame. Per
+ * change it only keeps the store's Change (nothing is copied or built),
+ * merging several changes of one object in one record into one, as Nomad's
+ * state store reports them.
  */
 export class FrameBuilder {
   private index = 0;
   private at = 0;
   /** The Index of the last frame emitted. */
   private emitted = 0;
-  private changes: (FrameChangeDraft & { spec: TopicSpec })[] = [];
-  /** Position in `changes` of each object changed by the current record. */
-  private positions = new Map<string, number>();
+  private kept: Kept[] = [];
+  /** Per table, the position in `kept` of each object the current record changed. */
+  private readonly positions = new Map<string, Map<string, number>>();
+  /** The last table's positions: a record's changes mostly come table by table. */
+  private table = "";
+  private keys: Map<string, number> | undefined;
 
-  constructor(private readonly emit: (frame: Frame) => void) {}
+  constructor(private readonly emit: (frame: RecordFrame) => void) {}
 
   add(change: Change): void {
     if (change.index !== this.index) this.flush();
     this.index = change.index;
     this.at = change.at;
-    const spec = TOPICS[change.table];
-    if (!spec) return;
-    const id = `${change.table}\u0000${change.key}`;
-    const at = this.positions.get(id);
+    if (TOPICS[change.table] === undefined) return;
+    if (change.table !== this.table || this.keys === undefined) {
+      this.table = change.table;
+      this.keys = this.positions.get(change.table);
+      if (this.keys === undefined) {
+        this.keys = new Map();
+        this.positions.set(change.table, this.keys);
+      }
+    }
+    const at = this.keys.get(change.key);
     if (at !== undefined) {
       // The same object again in one record: one change from its first
       // `before` to its last `after`.
-      this.changes[at]!.after = change.after as Row | undefined;
+      const first = this.kept[at]!;
+      this.kept[at] = {
+        table: first.table,
+        before: first.before,
+        after: change.after,
+        envelope: first.envelope,
+        index: first.index,
+      };
       return;
     }
-    this.positions.set(id, this.changes.length);
-    this.changes.push({
-      spec,
-      before: change.before as Row | undefined,
-      after: change.after as Row | undefined,
-      envelope: change.envelope,
-      index: change.index,
-    });
+    this.keys.set(change.key, this.kept.length);
+    this.kept.push(change);
   }
 
   /**
@@ -188,31 +307,22 @@ export class FrameBuilder {
    * published nothing.
    */
   flush(appliedTo?: number): void {
-    if (this.changes.length > 0) {
-      const events: StreamEvent[] = [];
-      const changes: FrameChange[] = [];
-      for (const c of this.changes) {
-        // Created and removed by one record: nothing to tell.
-        if (c.before === undefined && c.after === undefined) continue;
-        const event = defaultEvent(c.spec, c);
-        if (event) events.push(event);
-        const type =
-          c.after === undefined
-            ? c.spec.deleteType
-            : (event?.Type ?? nomadEventType(c.envelope.type, c.spec.topic) ?? c.envelope.type);
-        changes.push({ ...c, type, event });
+    if (this.kept.length > 0) {
+      let size = 0;
+      for (const c of this.kept) if (c.before !== undefined || c.after !== undefined) size++;
+      if (size > 0) {
+        this.emitted = this.index;
+        this.emit(new RecordFrame(this.index, this.at, this.kept, size));
       }
-      if (changes.length > 0) this.frame(this.index, events, changes);
+      this.kept = [];
+      // V8's Map#clear allocates a fresh table even when the map is empty.
+      for (const keys of this.positions.values()) if (keys.size > 0) keys.clear();
     }
-    this.changes = [];
-    if (this.positions.size > 0) this.positions = new Map();
-    if (appliedTo !== undefined && appliedTo > this.emitted) this.frame(appliedTo, [], []);
-  }
-
-  private frame(index: number, events: StreamEvent[], changes: FrameChange[]): void {
-    this.emitted = index;
-    // A progress frame carries the time of the latest change before it.
-    this.emit({ Index: index, Time: new Date(this.at).toISOString(), Events: events, Changes: changes });
+    if (appliedTo !== undefined && appliedTo > this.emitted) {
+      this.emitted = appliedTo;
+      // A progress frame carries the time of the latest change before it.
+      this.emit(new RecordFrame(appliedTo, this.at, NOTHING_KEPT, 0));
+    }
   }
 }
 
