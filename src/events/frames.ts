@@ -54,7 +54,7 @@ export interface FrameChange {
   readonly spec: TopicSpec;
   readonly before: Row | undefined;
   readonly after: Row | undefined;
-  readonly envelope: Envelope;
+  readonly envelope: RecordHeader;
   readonly index: number;
   /** The Type in the complete feed: Nomad's, or the record's name when Nomad publishes nothing for it. */
   readonly type: string;
@@ -81,14 +81,28 @@ export interface Frame {
   readonly Changes: readonly FrameChange[];
 }
 
-/** A change kept for a frame: what the event and the complete feed's entry are built from. */
-type Kept = Pick<Change, "table" | "before" | "after" | "envelope" | "index">;
+/**
+ * What a frame's changes need of the record that made them: not its
+ * envelope, whose data (a plan's thousand placements) a buffered frame
+ * would otherwise keep alive.
+ */
+export type RecordHeader = Pick<Envelope, "type" | "v" | "by" | "cause">;
+
+function headerOf(e: Envelope): RecordHeader {
+  return { type: e.type, v: e.v, by: e.by, cause: e.cause };
+}
 
 /** The default stream's event for a change, or undefined when it carries none. */
-function defaultEvent(spec: TopicSpec, change: Kept): StreamEvent | undefined {
-  if (change.after === undefined) return deleteEvent(spec, change);
-  const type = nomadEventType(change.envelope.type, spec.topic);
-  return type === null ? undefined : streamEvent(spec, change.after as Row, type, change.index);
+function defaultEvent(
+  spec: TopicSpec,
+  before: Row | undefined,
+  after: Row | undefined,
+  record: RecordHeader,
+  index: number,
+): StreamEvent | undefined {
+  if (after === undefined) return deleteEvent(spec, before!, record, index);
+  const type = nomadEventType(record.type, spec.topic);
+  return type === null ? undefined : streamEvent(spec, after, type, index);
 }
 
 function streamEvent(spec: TopicSpec, row: Row, type: string, index: number): StreamEvent {
@@ -104,8 +118,7 @@ function streamEvent(spec: TopicSpec, row: Row, type: string, index: number): St
 }
 
 /** A removed row's event: every delete is published, marked as one. */
-function deleteEvent(spec: TopicSpec, change: Kept): StreamEvent {
-  const row = change.before as Row;
+function deleteEvent(spec: TopicSpec, row: Row, record: RecordHeader, index: number): StreamEvent {
   // One literal in the order a spread of streamEvent's would give (the JSON's).
   return {
     Topic: spec.topic,
@@ -113,17 +126,24 @@ function deleteEvent(spec: TopicSpec, change: Kept): StreamEvent {
     Key: spec.key(row),
     Namespace: spec.namespace(row),
     FilterKeys: spec.filterKeys(row),
-    Index: change.index,
+    Index: index,
     Payload: { [spec.wrapper]: spec.payload(row) },
     Op: "delete",
-    Record: change.envelope.type,
+    Record: record.type,
   };
 }
 
 /** The stream event for one table change, or undefined when the default stream carries none. */
 export function eventOf(change: Change): StreamEvent | undefined {
   const spec = TOPICS[change.table];
-  return spec ? defaultEvent(spec, change) : undefined;
+  if (!spec) return undefined;
+  return defaultEvent(
+    spec,
+    change.before as Row | undefined,
+    change.after as Row | undefined,
+    change.envelope,
+    change.index,
+  );
 }
 
 /** The complete feed's event for the change at position `seq` of its frame. */
@@ -151,16 +171,23 @@ export function changeEvent(change: FrameChange, seq: number): ChangeEvent {
 
 const NO_EVENTS: readonly StreamEvent[] = Object.freeze([]);
 const NO_CHANGES: readonly FrameChange[] = Object.freeze([]);
-const NOTHING_KEPT: readonly Kept[] = Object.freeze([]);
+const NOTHING_KEPT: readonly unknown[] = Object.freeze([]);
+
+/**
+ * A record's changes as a frame keeps them: one flat array, four slots a
+ * change (its topic, before, after and record header), rather than an
+ * object per change.
+ */
+const STRIDE = 4;
 
 /**
  * The frame of one record, kept as the record's changes only: its events
  * and the complete feed's changes are built when first asked for (by a
  * subscriber, live or reading the buffer), not for every applied record.
- * A server with no subscriber so pays per change only for keeping a
- * reference to it; `release` lets a buffered frame go back to that once
- * its live subscribers have had it. Rows are immutable and the building
- * pure, so what is built again is equal, field for field, to what was.
+ * A server with no subscriber so pays per change only for keeping its rows;
+ * `release` lets a buffered frame go back to that once its live
+ * subscribers have had it. Rows are immutable and the building pure, so
+ * what is built again is equal, field for field, to what was.
  */
 export class RecordFrame implements Frame {
   private time: string | undefined;
@@ -171,8 +198,8 @@ export class RecordFrame implements Frame {
     readonly Index: number,
     /** The envelope time (ms) of the record, or of the latest change before a progress frame. */
     private readonly at: number,
-    /** The record's published changes, one per object; some may be created and removed by it. */
-    private readonly kept: readonly Kept[],
+    /** The record's published changes (see STRIDE), one per object; some may be created and removed by it. */
+    private readonly kept: readonly unknown[],
     /** How many changes the frame tells (Changes.length, without building them): the buffer's measure. */
     readonly size: number,
   ) {}
@@ -205,10 +232,19 @@ export class RecordFrame implements Frame {
       for (const c of this.changes) if (c.event !== undefined) events.push(c.event);
       return events;
     }
-    for (const c of this.kept) {
+    const kept = this.kept;
+    for (let i = 0; i < kept.length; i += STRIDE) {
+      const before = kept[i + 1] as Row | undefined;
+      const after = kept[i + 2] as Row | undefined;
       // Created and removed by one record: nothing to tell.
-      if (c.before === undefined && c.after === undefined) continue;
-      const event = defaultEvent(TOPICS[c.table]!, c);
+      if (before === undefined && after === undefined) continue;
+      const event = defaultEvent(
+        kept[i] as TopicSpec,
+        before,
+        after,
+        kept[i + 3] as RecordHeader,
+        this.Index,
+      );
       if (event !== undefined) events.push(event);
     }
     return events;
@@ -220,29 +256,25 @@ export class RecordFrame implements Frame {
     const events = this.events;
     let next = 0;
     const changes: FrameChange[] = [];
-    for (const c of this.kept) {
-      if (c.before === undefined && c.after === undefined) continue;
-      const spec = TOPICS[c.table]!;
+    const kept = this.kept;
+    const index = this.Index;
+    for (let i = 0; i < kept.length; i += STRIDE) {
+      const before = kept[i + 1] as Row | undefined;
+      const after = kept[i + 2] as Row | undefined;
+      if (before === undefined && after === undefined) continue;
+      const spec = kept[i] as TopicSpec;
+      const record = kept[i + 3] as RecordHeader;
       let type: string;
       let event: StreamEvent | undefined;
-      if (c.after === undefined) {
+      if (after === undefined) {
         type = spec.deleteType;
-        event = events ? events[next++] : deleteEvent(spec, c);
+        event = events ? events[next++] : deleteEvent(spec, before!, record, index);
       } else {
-        const nomad = nomadEventType(c.envelope.type, spec.topic);
-        type = nomad ?? c.envelope.type;
-        if (nomad !== null)
-          event = events ? events[next++] : streamEvent(spec, c.after as Row, nomad, c.index);
+        const nomad = nomadEventType(record.type, spec.topic);
+        type = nomad ?? record.type;
+        if (nomad !== null) event = events ? events[next++] : streamEvent(spec, after, nomad, index);
       }
-      changes.push({
-        spec,
-        before: c.before as Row | undefined,
-        after: c.after as Row | undefined,
-        envelope: c.envelope,
-        index: c.index,
-        type,
-        event,
-      });
+      changes.push({ spec, before, after, envelope: record, index, type, event });
     }
     return changes;
   }
@@ -252,21 +284,24 @@ export class RecordFrame implements Frame {
  * Collects the changes of each record into one frame. The store emits a
  * record's changes together, then `flush` is called after each applied
  * batch; a change with a new index also closes the previous frame. Per
- * change it only keeps the store's Change (nothing is copied or built),
- * merging several changes of one object in one record into one, as Nomad's
- * state store reports them.
+ * change it keeps four references (nothing is copied or built), merging
+ * several changes of one object in one record into one, as Nomad's state
+ * store reports them.
  */
 export class FrameBuilder {
   private index = 0;
   private at = 0;
   /** The Index of the last frame emitted. */
   private emitted = 0;
-  private kept: Kept[] = [];
+  private kept: unknown[] = [];
   /** Per table, the position in `kept` of each object the current record changed. */
   private readonly positions = new Map<string, Map<string, number>>();
   /** The last table's positions: a record's changes mostly come table by table. */
   private table = "";
   private keys: Map<string, number> | undefined;
+  /** The envelope of the last change kept, and its header. */
+  private envelope: Envelope | undefined;
+  private header: RecordHeader | undefined;
 
   constructor(private readonly emit: (frame: RecordFrame) => void) {}
 
@@ -274,7 +309,8 @@ export class FrameBuilder {
     if (change.index !== this.index) this.flush();
     this.index = change.index;
     this.at = change.at;
-    if (TOPICS[change.table] === undefined) return;
+    const spec = TOPICS[change.table];
+    if (spec === undefined) return;
     if (change.table !== this.table || this.keys === undefined) {
       this.table = change.table;
       this.keys = this.positions.get(change.table);
@@ -287,18 +323,15 @@ export class FrameBuilder {
     if (at !== undefined) {
       // The same object again in one record: one change from its first
       // `before` to its last `after`.
-      const first = this.kept[at]!;
-      this.kept[at] = {
-        table: first.table,
-        before: first.before,
-        after: change.after,
-        envelope: first.envelope,
-        index: first.index,
-      };
+      this.kept[at + 2] = change.after;
       return;
     }
+    if (change.envelope !== this.envelope) {
+      this.envelope = change.envelope;
+      this.header = headerOf(change.envelope);
+    }
     this.keys.set(change.key, this.kept.length);
-    this.kept.push(change);
+    this.kept.push(spec, change.before, change.after, this.header);
   }
 
   /**
@@ -307,17 +340,20 @@ export class FrameBuilder {
    * published nothing.
    */
   flush(appliedTo?: number): void {
-    if (this.kept.length > 0) {
+    const kept = this.kept;
+    if (kept.length > 0) {
       let size = 0;
-      for (const c of this.kept) if (c.before !== undefined || c.after !== undefined) size++;
+      for (let i = 0; i < kept.length; i += STRIDE)
+        if (kept[i + 1] !== undefined || kept[i + 2] !== undefined) size++;
       if (size > 0) {
         this.emitted = this.index;
-        this.emit(new RecordFrame(this.index, this.at, this.kept, size));
+        this.emit(new RecordFrame(this.index, this.at, kept, size));
       }
       this.kept = [];
       // V8's Map#clear allocates a fresh table even when the map is empty.
       for (const keys of this.positions.values()) if (keys.size > 0) keys.clear();
     }
+    this.envelope = undefined;
     if (appliedTo !== undefined && appliedTo > this.emitted) {
       this.emitted = appliedTo;
       // A progress frame carries the time of the latest change before it.

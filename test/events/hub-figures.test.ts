@@ -43,7 +43,7 @@ function gc(): void {
 }
 
 /** The burst's change$ and applied$ emissions, in order. */
-async function capture(): Promise<{ start: number; stream: (Change | AppliedBatch)[] }> {
+async function capture(): Promise<{ log: MemoryLog; start: number; stream: (Change | AppliedBatch)[] }> {
   const log = new MemoryLog();
   const store = new Store({
     log,
@@ -88,7 +88,7 @@ async function capture(): Promise<{ start: number; stream: (Change | AppliedBatc
     await store.waitFor((await store.append([window])).last);
   }
   await store.stop();
-  return { start, stream };
+  return { log, start, stream };
 }
 
 function allocation(nodeID: string, i: number): AllocationSpec {
@@ -194,6 +194,65 @@ function run(mode: Mode, start: number, stream: readonly (Change | AppliedBatch)
   };
 }
 
+/**
+ * The burst applied again by a store of its own from the log, hub attached
+ * or not: GC over the apply, and what the hub still holds after it (the
+ * heap after full collections, minus the detached run's).
+ */
+async function applied(mode: Mode, log: MemoryLog, start: number): Promise<Run & { retained: number }> {
+  const store = new Store({
+    log,
+    codec: new EnvelopeCodec(allSchemas),
+    projections: createProjections().all,
+    logger,
+  });
+  await store.start({ until: start });
+  // The server's other change$ subscribers: the store builds its Change objects for them anyway.
+  store.change$.subscribe(() => {});
+  const hub =
+    mode === "detached"
+      ? undefined
+      : new EventHub({
+          store,
+          codec: new EnvelopeCodec(allSchemas),
+          createProjections: () => createProjections(),
+          logger,
+        });
+  if (mode === "1 subscriber")
+    hub!.framesAfter(start).subscribe((f) => {
+      if (f.Events.length > 0) frameLine(f, f.Events);
+    });
+  gc();
+  const profiler = new GCProfiler();
+  profiler.start();
+  const used0 = getHeapStatistics().used_heap_size;
+  const cpu0 = process.cpuUsage();
+  await store.advanceTo(log.lastIndex());
+  const cpu = process.cpuUsage(cpu0);
+  const used1 = getHeapStatistics().used_heap_size;
+  const { statistics } = profiler.stop();
+  gc();
+  gc();
+  const retained = getHeapStatistics().used_heap_size;
+  hub?.stop();
+  await store.stop();
+  return { ...summed(statistics, used1 - used0, cpu), retained };
+}
+
+function summed(statistics: GCStatistics[], grown: number, cpu: NodeJS.CpuUsage): Run {
+  let freed = 0;
+  let scavenges = 0;
+  let gcUs = 0;
+  for (const s of statistics) {
+    freed += s.beforeGC.heapStatistics.usedHeapSize - s.afterGC.heapStatistics.usedHeapSize;
+    if (s.gcType === "Scavenge") scavenges++;
+    gcUs += s.cost;
+  }
+  return { cpuMs: (cpu.user + cpu.system) / 1000, allocated: grown + freed, scavenges, gcMs: gcUs / 1000 };
+}
+
+type GCStatistics = ReturnType<GCProfiler["stop"]>["statistics"][number];
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 describe.skipIf(!enabled)("event hub figures", () => {
@@ -220,6 +279,29 @@ describe.skipIf(!enabled)("event hub figures", () => {
           `allocated ${(bytes / 1048576).toFixed(1)} MiB (${((bytes - median(base.map((x) => x.allocated))) / changes.length).toFixed(0)} B/change), ` +
           `scavenges ${median(rs.map((x) => x.scavenges))}, gc ${median(rs.map((x) => x.gcMs)).toFixed(1)} ms; ` +
           `cpu runs ${rs.map((x) => x.cpuMs.toFixed(0)).join(", ")}`,
+      );
+    }
+    process.stdout.write(`\n${lines.join("\n")}\n`);
+  });
+
+  it("the burst applied through a store, hub detached, with 0 and 1 subscriber", {
+    timeout: 900_000,
+  }, async () => {
+    const { log, start, stream } = await capture();
+    const changes = stream.filter((x): x is Change => "table" in x).length;
+    stream.length = 0;
+    const modes: Mode[] = ["detached", "0 subscribers", "1 subscriber"];
+    const runs = new Map<Mode, (Run & { retained: number })[]>(modes.map((m) => [m, []]));
+    for (let r = 0; r < ROUNDS; r++) for (const m of modes) runs.get(m)!.push(await applied(m, log, start));
+    const base = runs.get("detached")!;
+    const lines = [`${changes} changes applied, ${ROUNDS} rounds, medians`];
+    for (const m of modes) {
+      const rs = runs.get(m)!;
+      lines.push(
+        `${m.padEnd(14)} cpu ${median(rs.map((x) => x.cpuMs)).toFixed(0)} ms (${rs.map((x) => x.cpuMs.toFixed(0)).join(", ")}), ` +
+          `allocated ${(median(rs.map((x) => x.allocated)) / 1048576).toFixed(1)} MiB, ` +
+          `scavenges ${median(rs.map((x) => x.scavenges))}, gc ${median(rs.map((x) => x.gcMs)).toFixed(0)} ms (${rs.map((x) => x.gcMs.toFixed(0)).join(", ")}), ` +
+          `held after ${((median(rs.map((x) => x.retained)) - median(base.map((x) => x.retained))) / 1048576).toFixed(1)} MiB`,
       );
     }
     process.stdout.write(`\n${lines.join("\n")}\n`);
