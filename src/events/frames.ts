@@ -293,7 +293,13 @@ export class FrameBuilder {
   private at = 0;
   /** The Index of the last frame emitted. */
   private emitted = 0;
-  private kept: unknown[] = [];
+  /**
+   * The current record's changes (see STRIDE), in `kept[0..length)`: an
+   * array kept from record to record, so it grows once, and each frame
+   * gets an exact copy rather than an array grown push by push.
+   */
+  private readonly kept: unknown[] = [];
+  private length = 0;
   /** Per table, the position in `kept` of each object the current record changed. */
   private readonly positions = new Map<string, Map<string, number>>();
   /** The last table's positions: a record's changes mostly come table by table. */
@@ -330,8 +336,14 @@ export class FrameBuilder {
       this.envelope = change.envelope;
       this.header = headerOf(change.envelope);
     }
-    this.keys.set(change.key, this.kept.length);
-    this.kept.push(spec, change.before, change.after, this.header);
+    const kept = this.kept;
+    const n = this.length;
+    this.keys.set(change.key, n);
+    kept[n] = spec;
+    kept[n + 1] = change.before;
+    kept[n + 2] = change.after;
+    kept[n + 3] = this.header;
+    this.length = n + STRIDE;
   }
 
   /**
@@ -341,15 +353,17 @@ export class FrameBuilder {
    */
   flush(appliedTo?: number): void {
     const kept = this.kept;
-    if (kept.length > 0) {
+    const n = this.length;
+    if (n > 0) {
       let size = 0;
-      for (let i = 0; i < kept.length; i += STRIDE)
-        if (kept[i + 1] !== undefined || kept[i + 2] !== undefined) size++;
+      for (let i = 0; i < n; i += STRIDE) if (kept[i + 1] !== undefined || kept[i + 2] !== undefined) size++;
       if (size > 0) {
         this.emitted = this.index;
-        this.emit(new RecordFrame(this.index, this.at, kept, size));
+        this.emit(new RecordFrame(this.index, this.at, kept.slice(0, n), size));
       }
-      this.kept = [];
+      // Its rows are not kept alive by the scratch array.
+      kept.fill(undefined, 0, n);
+      this.length = 0;
       // V8's Map#clear allocates a fresh table even when the map is empty.
       for (const keys of this.positions.values()) if (keys.size > 0) keys.clear();
     }
