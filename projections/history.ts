@@ -342,7 +342,7 @@ function taskEventEntries(at: At, before: Row, after: Row, entries: HistoryEntry
 }
 
 /** Who made a change of `row` by `event`: the node that reported a client update, else the record's writer. */
-export function actorOf(event: Envelope, row: Row): Actor {
+export function actorOf(event: Pick<Envelope, "type" | "by">, row: Row): Actor {
   if (REPORTED_BY_NODE.has(event.type) && typeof row.NodeID === "string")
     return { kind: "node", id: row.NodeID };
   return event.by ?? { kind: "server", id: "unknown" };

@@ -4,7 +4,7 @@ import type { Projections } from "../../projections/index.ts";
 import type { EnvelopeCodec } from "../codec/envelope-codec.ts";
 import type { SnapshotFile } from "../store/snapshot-file.ts";
 import { Store } from "../store/store.ts";
-import { type Frame, FrameBuilder } from "./frames.ts";
+import { type Frame, FrameBuilder, type RecordFrame } from "./frames.ts";
 
 export interface EventHubOptions {
   readonly store: Store;
@@ -24,6 +24,9 @@ export interface EventHubOptions {
 /** Records replayed for a subscriber before it is asked whether it has read what they produced. */
 const REPLAY_SLICE = 1024;
 
+/** Evicted slots of the buffer's array left before it is compacted (when they are also half of it). */
+const COMPACT_AFTER = 1024;
+
 export class CursorError extends Error {
   constructor(message: string) {
     super(message);
@@ -39,9 +42,15 @@ export class CursorError extends Error {
  * reaches the buffer. Nothing is skipped and nothing repeats.
  */
 export class EventHub {
-  private readonly live = new Subject<Frame>();
-  private buffer: Frame[] = [];
-  /** Events in the buffer's frames. */
+  private readonly live = new Subject<RecordFrame>();
+  /**
+   * The buffer: `frames` from `head` on (the slots before it were evicted).
+   * A queue compacted now and then rather than an array sliced on every
+   * eviction, which copied the whole buffer for every frame once it was full.
+   */
+  private frames: (RecordFrame | undefined)[] = [];
+  private head = 0;
+  /** Changes in the buffer's frames (a progress frame counts as one). */
   private buffered = 0;
   private readonly builder = new FrameBuilder((f) => this.publish(f));
   private readonly limit: number;
@@ -80,7 +89,7 @@ export class EventHub {
         subscriber.next(f);
       };
       // Live frames are held back until the past has been delivered.
-      const pending: Frame[] = [];
+      const pending: RecordFrame[] = [];
       let caughtUp = false;
       const liveSub = this.live.subscribe({
         next: (f) => (caughtUp ? deliver(f) : pending.push(f)),
@@ -88,8 +97,18 @@ export class EventHub {
       });
       const catchUp = async () => {
         if (last + 1 < this.coveredFrom) last = await this.replayPast(last, deliver, () => stopped, ready);
-        for (const f of this.buffer) deliver(f);
-        for (const f of pending) deliver(f);
+        const frames = this.frames;
+        for (let i = this.head; i < frames.length; i++) {
+          const f = frames[i]!;
+          if (f.Index <= last) continue;
+          deliver(f);
+          // What this subscriber had built is not kept for the buffer's lifetime.
+          f.release();
+        }
+        for (const f of pending) {
+          deliver(f);
+          f.release();
+        }
         pending.length = 0;
         caughtUp = true;
       };
@@ -101,20 +120,32 @@ export class EventHub {
     });
   }
 
-  private publish(frame: Frame): void {
-    this.buffer.push(frame);
+  private publish(frame: RecordFrame): void {
+    this.frames.push(frame);
     // A progress frame counts as one: the buffer is bounded in frames too.
-    this.buffered += Math.max(1, frame.Changes.length);
-    let evict = 0;
-    while (this.buffered > this.limit && evict < this.buffer.length - 1) {
-      this.buffered -= Math.max(1, this.buffer[evict]!.Changes.length);
-      evict++;
+    this.buffered += Math.max(1, frame.size);
+    const frames = this.frames;
+    let head = this.head;
+    if (this.buffered > this.limit) {
+      let evicted = -1;
+      while (this.buffered > this.limit && head < frames.length - 1) {
+        const oldest = frames[head]!;
+        this.buffered -= Math.max(1, oldest.size);
+        evicted = oldest.Index;
+        frames[head++] = undefined;
+      }
+      if (evicted >= 0) this.coveredFrom = evicted + 1;
+      if (head >= COMPACT_AFTER && head * 2 >= frames.length) {
+        this.frames = frames.slice(head);
+        head = 0;
+      }
+      this.head = head;
     }
-    if (evict > 0) {
-      this.coveredFrom = this.buffer[evict - 1]!.Index + 1;
-      this.buffer = this.buffer.slice(evict);
+    if (this.live.observed) {
+      this.live.next(frame);
+      // Its subscribers have written it: the buffer keeps the changes only.
+      frame.release();
     }
-    this.live.next(frame);
   }
 
   /**

@@ -5,6 +5,7 @@ import {
   type Frame,
   FrameBuilder,
   frameLine,
+  type RecordFrame,
   type StreamEvent,
 } from "../../src/events/frames.ts";
 import type { Change } from "../../src/store/projection.ts";
@@ -139,6 +140,55 @@ describe("FrameBuilder", () => {
     const line = JSON.parse(changesLine(frame!, [1]).toString("utf8"));
     expect(line.Events).toEqual([JSON.parse(JSON.stringify(changes[1]))]);
     expect(line.Index).toBe(9);
+  });
+
+  it("builds the same events and changes whichever is asked for first, and again after a release", () => {
+    const e = envelope("GarbageCollected");
+    const u = envelope("AllocClientUpdated");
+    const changes: Omit<Change, "event" | "at">[] = [
+      { table: "nodes", key: "n1", before: { ID: "n1" }, after: { ID: "n1", X: 1 }, index: 9, envelope: u },
+      {
+        table: "allocs",
+        key: "a1",
+        before: alloc("pending"),
+        after: alloc("running"),
+        index: 9,
+        envelope: u,
+      },
+      { table: "allocs", key: "a2", before: undefined, after: alloc("pending"), index: 9, envelope: u },
+      { table: "allocs", key: "a3", before: alloc("failed"), after: undefined, index: 9, envelope: e },
+      {
+        table: "evals",
+        key: "e1",
+        before: { ID: "e1", JobID: "web" },
+        after: undefined,
+        index: 9,
+        envelope: e,
+      },
+    ];
+    const seen = (f: Frame, eventsFirst: boolean) => {
+      const events = eventsFirst ? f.Events : undefined;
+      const all = changeEvents(f);
+      return JSON.stringify([events ?? f.Events, all, f.Time]);
+    };
+    const [a] = build(changes);
+    const [b] = build(changes);
+    const eventsFirst = seen(a!, true);
+    expect(seen(b!, false)).toBe(eventsFirst);
+    expect(a!.Events.map((x) => [x.Type, x.Op ?? ""])).toEqual([
+      ["AllocationUpdated", ""],
+      ["AllocationUpdated", ""],
+      ["AllocationDeleted", "delete"],
+      ["EvaluationDeleted", "delete"],
+    ]);
+    // The events a change carries are the frame's own, not copies.
+    expect(a!.Changes.filter((c) => c.event).map((c) => c.event)).toEqual(a!.Events);
+    expect(a!.Changes[1]!.event).toBe(a!.Events[0]);
+    (a as RecordFrame).release();
+    (b as RecordFrame).release();
+    expect(seen(a!, false)).toBe(eventsFirst);
+    expect(seen(b!, true)).toBe(eventsFirst);
+    expect(b!.Changes[1]!.event).toBe(b!.Events[0]);
   });
 
   it("marks progress with an empty frame when records after the last frame published nothing", () => {
