@@ -10,6 +10,7 @@ import { DEFAULT_DEPTH, SchedulerService } from "../services/scheduler/scheduler
 import { CORE_SCHEDULER, SCHEDULER_TYPES } from "../services/scheduler/worker-pool.ts";
 import { startBenchServer } from "./bench-server.ts";
 import { c2mJob } from "./c2m-job.ts";
+import { mainThreadCpuUs } from "./main-thread-cpu.ts";
 import { idle, placed, putJob, readyNodes } from "./scheduler-bench.ts";
 
 export interface PipelineFigures {
@@ -25,6 +26,8 @@ export interface PipelineFigures {
   readonly placements_per_s: number;
   /** The server process's CPU time (user + system) per evaluation: less sensitive to a shared machine than the wall time. */
   readonly cpu_ms_per_eval: number;
+  /** The main thread's part of it (Linux only, 10 ms ticks; NaN elsewhere). */
+  readonly main_thread_cpu_ms_per_eval: number;
   /** Log appends (one group of records each) the drain took, per evaluation. */
   readonly appends_per_eval: number;
   readonly records_per_eval: number;
@@ -79,12 +82,14 @@ export async function benchPipeline(options: PipelineBenchOptions = {}): Promise
     const t0 = performance.now();
     const markFrom = process.hrtime.bigint();
     const cpu0 = process.cpuUsage();
+    const main0 = mainThreadCpuUs();
     await pause(url, false);
     // Without nodes each evaluation ends complete with a blocked follow-up: nothing to place.
     if (nodes > 0) for (const id of ids) await placed(server, id, perJob);
     await drained;
     const seconds = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
+    const mainUs = mainThreadCpuUs() - main0;
     const { appends, records } = counted.stop();
     // For profiles (--cpu-prof): the drain's window on the profiler's monotonic clock, in µs.
     if (process.env.PIPELINE_BENCH_WINDOW)
@@ -100,6 +105,7 @@ export async function benchPipeline(options: PipelineBenchOptions = {}): Promise
       evals_per_s: Math.round(jobs / seconds),
       placements_per_s: nodes > 0 ? Math.round((jobs * perJob) / seconds) : 0,
       cpu_ms_per_eval: Math.round(((cpu.user + cpu.system) / 1000 / jobs) * 100) / 100,
+      main_thread_cpu_ms_per_eval: Math.round((mainUs / 1000 / jobs) * 100) / 100,
       appends_per_eval: Math.round((appends / jobs) * 100) / 100,
       records_per_eval: Math.round((records / jobs) * 100) / 100,
       plan_refusals: server.store.table<PlanRefusalRow>("plan_refusals").size - refusalsBefore,

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunningServer } from "../server.ts";
 import { startBenchServer } from "./bench-server.ts";
+import { mainThreadCpuUs, profilerClockUs } from "./main-thread-cpu.ts";
 import { percentile } from "./percentile.ts";
 import { type RegistrationResult, type RegistrationRun, wallClockMs } from "./registration-client.ts";
 
@@ -53,6 +54,11 @@ export interface RegistrationFigures {
    * meanwhile included: what a busy machine cannot take away, unlike the rate.
    */
   readonly server_cpu_us_per_registration?: number;
+  /**
+   * The in-process server's main thread alone, per registration (µs; Linux
+   * only, 10 ms ticks): the thread the issue's goal is bound by.
+   */
+  readonly server_main_thread_cpu_us_per_registration?: number;
 }
 
 const CLIENT = join(import.meta.dirname, "registration-client.ts");
@@ -103,8 +109,14 @@ export async function benchRegistration(
       }
       progress(`registering ${jobs} batch jobs with ${concurrency} clients against ${url}`);
       const cpuBefore = process.cpuUsage();
+      const mainBefore = mainThreadCpuUs();
+      const windowFrom = profilerClockUs();
       const run = await inClientProcess({ url, bodies, concurrency });
       const cpu = process.cpuUsage(cpuBefore);
+      const mainCpuUs = mainThreadCpuUs() - mainBefore;
+      // For profiles (--cpu-prof): the registrations' window on the profiler's clock, in µs.
+      if (process.env.REGISTRATION_BENCH_WINDOW)
+        process.stderr.write(`window ${windowFrom} ${profilerClockUs()}\n`);
       if (run.errors > 0) throw new Error(`${run.errors} registrations failed, first: ${run.firstError}`);
       const registerSeconds = (run.endedAt - run.startedAt) / 1000;
       let processedAt = run.endedAt;
@@ -132,6 +144,9 @@ export async function benchRegistration(
           ? {
               server_cpu_percent: Math.round((serverCpuMs / wallMs) * 100),
               server_cpu_us_per_registration: Math.round((serverCpuMs * 1000) / jobs),
+              ...(Number.isNaN(mainCpuUs)
+                ? {}
+                : { server_main_thread_cpu_us_per_registration: Math.round(mainCpuUs / jobs) }),
             }
           : {}),
       };
