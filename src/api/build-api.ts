@@ -8,7 +8,7 @@ import Fastify, {
 import { authorizeRoute, requireRouteRules } from "../acl/route-authorization.ts";
 import type { AuthenticatedIdentity } from "../auth/authenticate.ts";
 import { unpackPlain } from "../codec/envelope-codec.ts";
-import { measureRpcRate } from "../metrics/rpc-rate-metrics.ts";
+import { rpcRateMeter } from "../metrics/rpc-rate-metrics.ts";
 import { QueryError } from "../query/query-error.ts";
 import { ApiError } from "./api-error.ts";
 import { requireAtIndexSupport } from "./at-index-routes.ts";
@@ -207,6 +207,17 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
     requireRouteRules(route);
     requireAtIndexSupport(route);
   });
+  // Nomad's RPC rate metric, counted by each route's own response hook.
+  const rpcRate = {
+    aclEnabled: ctx.config.aclEnabled,
+    disableLabels: ctx.config.disableRpcRateMetricsLabels,
+  };
+  app.addHook("onRoute", (route) => {
+    const meter = rpcRateMeter(ctx.metrics, rpcRate, route);
+    if (meter === undefined) return;
+    const own = route.onResponse;
+    route.onResponse = own === undefined ? [meter] : [...(Array.isArray(own) ? own : [own]), meter];
+  });
   const lag = new EventLoopLag();
   app.addHook("onClose", async () => lag.close());
   ctx.metrics.gauge("chronomad.runtime.event_loop_lag_ms", () => lag.lagMs);
@@ -279,20 +290,11 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
     if (closing) reply.header("connection", "close");
     done(null, payload);
   });
-  const rpcRateOptions = {
-    aclEnabled: ctx.config.aclEnabled,
-    disableLabels: ctx.config.disableRpcRateMetricsLabels,
-  };
   // Runs for every request: no label object made per call, the elapsed time
   // (a clock read) taken once, the debug line built only when it is logged.
   const methodLabels = new Map<string, { method: string }>();
   app.addHook("onResponse", (request, reply, done) => {
-    const url = request.routeOptions.url;
     const method = request.method;
-    if (url !== undefined) {
-      const rpc = { method, url, ip: rpcRateOptions.aclEnabled ? request.ip : "" };
-      measureRpcRate(ctx.metrics, rpcRateOptions, rpc, request.identity);
-    }
     let labels = methodLabels.get(method);
     if (labels === undefined) {
       labels = { method };
