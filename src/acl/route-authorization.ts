@@ -37,8 +37,10 @@ export function requireRouteRules(route: RouteOptions): void {
  * rule decides (src/acl/route-gate.ts).
  */
 export function authorizeRoute(ctx: ApiContext, request: FastifyRequest): void {
-  const url = request.routeOptions.url;
-  if (url === undefined || (request.routeOptions.config as RouteConfig | undefined)?.methodRefusal) return;
+  // One read: fastify makes the object anew on each.
+  const route = request.routeOptions;
+  const url = route.url;
+  if (url === undefined || (route.config as RouteConfig | undefined)?.methodRefusal) return;
   if (!ctx.config.aclEnabled) {
     if (url.startsWith("/v1/acl/")) throw ApiError.badRequest(ACL_DISABLED);
     return;

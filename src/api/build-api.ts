@@ -8,7 +8,7 @@ import Fastify, {
 import { authorizeRoute, requireRouteRules } from "../acl/route-authorization.ts";
 import type { AuthenticatedIdentity } from "../auth/authenticate.ts";
 import { unpackPlain } from "../codec/envelope-codec.ts";
-import { measureRpcRate } from "../metrics/rpc-rate-metrics.ts";
+import { rpcRateMeter } from "../metrics/rpc-rate-metrics.ts";
 import { QueryError } from "../query/query-error.ts";
 import { ApiError } from "./api-error.ts";
 import { requireAtIndexSupport } from "./at-index-routes.ts";
@@ -22,6 +22,7 @@ import {
 import { childJobPath } from "./child-job-path.ts";
 import type { ApiContext } from "./context.ts";
 import { encodeLargeListsInSlices } from "./large-lists.ts";
+import { lazyRequestLogger } from "./lazy-request-logger.ts";
 import { EventLoopLag, shedLoadWhenLagging } from "./load-shedding.ts";
 import { aclAuthMethodsPlugin } from "./plugins/acl-auth-methods.ts";
 import { aclBindingRulesPlugin } from "./plugins/acl-binding-rules.ts";
@@ -149,6 +150,8 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
     // pino's Logger is a FastifyBaseLogger; the cast keeps fastify's default generics.
     loggerInstance: httpLog as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    // Made when a request first logs, which few do.
+    childLoggerFactory: lazyRequestLogger,
     bodyLimit: DEFAULT_BODY_LIMIT,
     rewriteUrl: (req) => childJobPath(req.url ?? "/"),
     schemaErrorFormatter: (errors, dataVar) => {
@@ -204,11 +207,22 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
     requireRouteRules(route);
     requireAtIndexSupport(route);
   });
+  // Nomad's RPC rate metric, counted by each route's own response hook.
+  const rpcRate = {
+    aclEnabled: ctx.config.aclEnabled,
+    disableLabels: ctx.config.disableRpcRateMetricsLabels,
+  };
+  app.addHook("onRoute", (route) => {
+    const meter = rpcRateMeter(ctx.metrics, rpcRate, route);
+    if (meter === undefined) return;
+    const own = route.onResponse;
+    route.onResponse = own === undefined ? [meter] : [...(Array.isArray(own) ? own : [own]), meter];
+  });
   const lag = new EventLoopLag();
   app.addHook("onClose", async () => lag.close());
   ctx.metrics.gauge("chronomad.runtime.event_loop_lag_ms", () => lag.lagMs);
   shedLoadWhenLagging(app, lag, ctx.config.shedReadsAfterLag, ctx.metrics);
-  app.addContentTypeParser("*", { parseAs: "string" }, (_request, body, done) => {
+  const parseJsonBody: ContentTypeParserFn = (_request, body, done) => {
     const text = String(body);
     if (text.trim() === "") return done(null, undefined);
     if (jsonDepthExceeds(text, MAX_BODY_DEPTH)) return done(tooDeep(), undefined);
@@ -217,7 +231,12 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
     } catch (err) {
       done(ApiError.badRequest(`invalid JSON body: ${(err as Error).message}`), undefined);
     }
-  });
+  };
+  app.addContentTypeParser("*", { parseAs: "string" }, parseJsonBody);
+  // The same parser, named for the type most clients send: fastify keeps the
+  // parser it found for a named type, while for the catch-all it parses the
+  // Content-Type header and searches again on every request.
+  app.addContentTypeParser("application/json", { parseAs: "string" }, parseJsonBody);
   // Client RPCs may come msgpack-encoded, as Nomad's clients speak it.
   app.addContentTypeParser("application/msgpack", { parseAs: "buffer" }, (_request, body, done) => {
     const bytes = body as Buffer;
@@ -237,19 +256,29 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
   // First of the request hooks: a write to a read-only server goes no further.
   refuseWritesWhenReadOnly(app, ctx);
   // Almost every request reads the live tables: one View for all of them.
+  // A callback hook, not an async one: it runs before every route, and is
+  // done at once unless the request asks for an older view (?at_index);
+  // an async hook cost a promise and a turn of the microtask queue each time.
   let live: View = { tables: ctx.tables, store: ctx.store };
-  app.addHook("onRequest", async (request, reply) => {
-    request.identity = await ctx.authenticator.authenticate(request);
-    authorizeRoute(ctx, request);
+  app.addHook("onRequest", (request, reply, done) => {
+    try {
+      request.identity = ctx.authenticator.authenticate(request);
+      authorizeRoute(ctx, request);
+    } catch (err) {
+      return done(err as Error);
+    }
     const atIndex = (request.query as Record<string, unknown> | undefined)?.at_index;
     if (atIndex === undefined || atIndex === "") {
       if (live.tables !== ctx.tables || live.store !== ctx.store)
         live = { tables: ctx.tables, store: ctx.store };
       request.view = live;
-      return;
+      return done();
     }
-    request.view = await resolveView(ctx, request);
-    if (request.view.atIndex !== undefined) reply.header(AT_INDEX_HEADER, String(request.view.atIndex));
+    resolveView(ctx, request).then((view) => {
+      request.view = view;
+      if (view.atIndex !== undefined) reply.header(AT_INDEX_HEADER, String(view.atIndex));
+      done();
+    }, done);
   });
   // Node's server.close() drops only the keep-alive connections that are idle
   // at that moment. A connection whose request was still running goes idle
@@ -261,20 +290,11 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
     if (closing) reply.header("connection", "close");
     done(null, payload);
   });
-  const rpcRateOptions = {
-    aclEnabled: ctx.config.aclEnabled,
-    disableLabels: ctx.config.disableRpcRateMetricsLabels,
-  };
   // Runs for every request: no label object made per call, the elapsed time
   // (a clock read) taken once, the debug line built only when it is logged.
   const methodLabels = new Map<string, { method: string }>();
   app.addHook("onResponse", (request, reply, done) => {
-    const url = request.routeOptions.url;
     const method = request.method;
-    if (url !== undefined) {
-      const rpc = { method, url, ip: rpcRateOptions.aclEnabled ? request.ip : "" };
-      measureRpcRate(ctx.metrics, rpcRateOptions, rpc, request.identity);
-    }
     let labels = methodLabels.get(method);
     if (labels === undefined) {
       labels = { method };
@@ -325,6 +345,8 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
 }
 
 const CLIENT_RPC_PREFIX = "/v1/rpc/";
+
+type ContentTypeParserFn = Parameters<FastifyInstance["addContentTypeParser"]>[2];
 
 function tooDeep(): ApiError {
   return ApiError.badRequest(`request body nests deeper than ${MAX_BODY_DEPTH} levels`);

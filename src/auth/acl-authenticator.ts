@@ -105,7 +105,7 @@ export class AclAuthenticator implements Authenticator {
     this.identities = allocs && rootKeys ? new IdentityVerifier({ allocs, rootKeys }) : undefined;
   }
 
-  async authenticate(request: FastifyRequest): Promise<AuthenticatedIdentity> {
+  authenticate(request: FastifyRequest): AuthenticatedIdentity {
     return this.resolve(presentedToken(request) ?? "", callerOf(request));
   }
 

@@ -31,7 +31,8 @@ export interface AuthenticatedIdentity {
 }
 
 export interface Authenticator {
-  authenticate(request: FastifyRequest): Promise<AuthenticatedIdentity>;
+  /** At once, not a promise: it runs before every request's route (a promise and its turn each time). */
+  authenticate(request: FastifyRequest): AuthenticatedIdentity;
 }
 
 /** Where an API call came from, as its actor records it. */
@@ -67,7 +68,7 @@ const allowAll = () => true;
  * thing known of it. One small object per request.
  */
 export class OpenAuthenticator implements Authenticator {
-  async authenticate(request: FastifyRequest): Promise<AuthenticatedIdentity> {
+  authenticate(request: FastifyRequest): AuthenticatedIdentity {
     const caller = callerOf(request);
     return { actor: { kind: "remote", id: caller.addr, ...caller }, allows: allowAll, label: "" };
   }

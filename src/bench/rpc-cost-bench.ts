@@ -7,6 +7,7 @@ import { newAllocation } from "../../streams/allocs.ts";
 import type { RunningServer } from "../server.ts";
 import { writeEvents } from "../store/writer.ts";
 import { startBenchServer } from "./bench-server.ts";
+import { startCpuProfile } from "./cpu-profile.ts";
 import { load, loadFromProcess } from "./http-load.ts";
 import type { LoadCall } from "./http-load-worker.ts";
 import { minimalAllocJob } from "./minimal-alloc-job.ts";
@@ -24,6 +25,13 @@ export interface RpcCostOptions {
    * node (nodes call with their secrets, as Nomad's clients do).
    */
   readonly acl?: boolean;
+  /**
+   * A directory to write a CPU profile of the server's main thread for each
+   * method's measured run (`<method>.cpuprofile`). The sampler costs the
+   * thread some time of its own: the figures of a profiled run are not
+   * comparable with those of a plain one.
+   */
+  readonly cpuProfileDir?: string;
   readonly progress?: (what: string) => void;
 }
 
@@ -95,11 +103,15 @@ export async function benchRpcCost(options: RpcCostOptions = {}): Promise<RpcCos
       // Nodes stay ready (a down node's updates are refused) however long the previous method took.
       await load(url, nodes.map(heartbeatCall), { concurrency: 32 });
       await loadFromProcess(url, calls.slice(0, Math.min(size.calls, 2_000)), size);
+      const profiling = options.cpuProfileDir
+        ? await startCpuProfile(join(options.cpuProfileDir, `${method}.cpuprofile`))
+        : undefined;
       const main0 = mainThreadCpuUs();
       const cpu0 = process.cpuUsage();
       const run = await loadFromProcess(url, calls, size);
       const cpu = process.cpuUsage(cpu0);
       const main = mainThreadCpuUs() - main0;
+      await profiling?.();
       const latencies = [...run.latencies];
       const cost: RpcMethodCost = {
         calls: size.calls,

@@ -36,7 +36,7 @@ const USAGE = `Usage: chronomad bench [--json] [--eval-delete | --all]
        chronomad bench --log-open [--log-sizes MB,MB,...] [--json]
        chronomad bench --history-read [--transitions N] [--json]
        chronomad bench --csi [--json]
-       chronomad bench --rpc-cost [--acl] [--json]
+       chronomad bench --rpc-cost [--acl] [--cpu-profile DIR] [--json]
 
 Runs chronomad's benchmarks (file log appends, replay, append-to-visible,
 filters, event stream, heartbeats, ACLs, scheduler, job registrations,
@@ -110,6 +110,9 @@ process, and Node.UpdateAlloc, 5,000 calls by 192 (it answers after its
 50 ms window): the server's CPU time per call (every thread, and the
 main thread's alone), calls/s, p50/p99 latency. With --acl, the same on a
 server with ACLs enabled and bootstrapped (nodes call with their secrets).
+With --cpu-profile DIR, a CPU profile of the server's main thread for each
+method's measured run is written to DIR/<method>.cpuprofile (the sampler
+adds to the figures of that run).
 
 The file log open benchmark alone (--log-open): one file log grown to each
 size in turn (default 100, 1024 and 5120 MB of 1 KiB records; --log-sizes
@@ -172,7 +175,11 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
     return report(figures, json, out, false);
   }
   if (parsed.rpcCost) {
-    figures.rpc_cost = await benchRpcCost({ acl: parsed.rpcCostAcl, progress });
+    figures.rpc_cost = await benchRpcCost({
+      acl: parsed.rpcCostAcl,
+      cpuProfileDir: parsed.rpcCostProfileDir,
+      progress,
+    });
     return report(figures, json, out, false);
   }
   if (parsed.ports) {
@@ -283,6 +290,8 @@ interface BenchArgs {
   readonly rpcCost: boolean;
   /** The client RPC cost benchmark on a server with ACLs on. */
   readonly rpcCostAcl: boolean;
+  /** Where the client RPC cost benchmark writes its CPU profiles. */
+  readonly rpcCostProfileDir: string | undefined;
   /** Only the file log open benchmark, at these sizes (MB). */
   readonly logOpen: readonly number[] | undefined;
   /** Only the history benchmark, with this many transitions. */
@@ -315,6 +324,7 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
     "--transitions",
     "--nodes",
     "--workers",
+    "--cpu-profile",
   ];
   const seen = new Set<string>();
   const values = new Map<string, string>();
@@ -356,6 +366,7 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
   if (transitions !== undefined && !seen.has("--history-read")) return "--transitions is for --history-read";
   const given = (a: string) => seen.has(a) || values.has(a);
   if (seen.has("--acl") && !seen.has("--rpc-cost")) return "--acl is for --rpc-cost";
+  if (values.has("--cpu-profile") && !seen.has("--rpc-cost")) return "--cpu-profile is for --rpc-cost";
   const pipelineOnly = seen.has("--pipeline");
   if (pipelineOnly && registrationOnly)
     return "--pipeline and --registration (or --vs) are separate benchmarks";
@@ -385,6 +396,7 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
     csi: seen.has("--csi"),
     rpcCost: seen.has("--rpc-cost"),
     rpcCostAcl: seen.has("--acl"),
+    rpcCostProfileDir: values.get("--cpu-profile"),
     logOpen: seen.has("--log-open") ? sizes : undefined,
     historyRead: seen.has("--history-read") ? (transitions ?? 2_000_000) : undefined,
   };

@@ -1,3 +1,4 @@
+import type { onResponseHookHandler, RouteOptions } from "fastify";
 import type { AuthenticatedIdentity } from "../auth/authenticate.ts";
 import type { Metrics } from "./metrics.ts";
 
@@ -100,4 +101,35 @@ function rpcRateName(method: string, url: string): string | null {
     byMethod.set(method, name);
   }
   return name;
+}
+
+/**
+ * measureRpcRate as one route's own `onResponse` hook, its metric's name
+ * worked out when the route is added; undefined for a route that is no RPC.
+ * A global hook had to ask each request for its route (fastify's
+ * `routeOptions`, a new object of a dozen fields each time) and look the
+ * name up again.
+ */
+export function rpcRateMeter(
+  metrics: Metrics,
+  options: { readonly aclEnabled: boolean; readonly disableLabels: boolean },
+  route: Pick<RouteOptions, "method" | "url">,
+): onResponseHookHandler | undefined {
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  const names = new Map<string, string>();
+  for (const method of methods) {
+    const name = rpcRateName(method, route.url);
+    if (name !== null) names.set(method, name);
+  }
+  if (names.size === 0) return undefined;
+  const labelled = options.aclEnabled && !options.disableLabels;
+  return (request, _reply, done) => {
+    const name = names.get(request.method);
+    if (name !== undefined) {
+      const identity = request.identity as AuthenticatedIdentity | undefined;
+      if (!labelled || !identity) metrics.incr(name);
+      else metrics.incr(name, 1, { identity: identity.label || request.ip });
+    }
+    done();
+  };
 }

@@ -22,3 +22,27 @@ describe("a path chronomad does not serve", () => {
     expect(await client.text()).toBe("chronomad does not serve GET /v1/client/allocation/abc/snapshot");
   });
 });
+
+describe("request bodies", () => {
+  it("parses JSON whatever the content type says, application/json or not", async () => {
+    const s = await startTestServer();
+    running.push(s);
+    const body = JSON.stringify({ NodeID: "00000000-0000-0000-0000-000000000001", Status: "ready" });
+    for (const type of ["application/json", "application/json; charset=utf-8", "text/plain", "x/y"]) {
+      const ok = await s.call("/v1/rpc/Node.UpdateStatus", {
+        method: "PUT",
+        body,
+        headers: { "content-type": type },
+      });
+      expect(ok.status, type).toBe(404);
+      expect(await ok.text()).toBe("node not found");
+      const bad = await s.call("/v1/rpc/Node.UpdateStatus", {
+        method: "PUT",
+        body: "{nope",
+        headers: { "content-type": type },
+      });
+      expect(bad.status, type).toBe(400);
+      expect(await bad.text()).toMatch(/^invalid JSON body: /);
+    }
+  });
+});

@@ -45,4 +45,21 @@ describe("RPC rate metrics", () => {
       expect(text).not.toMatch(/identity=/);
     }
   });
+
+  it("counts each route's calls by its own name, client RPCs and refused calls too, and no unknown path", async () => {
+    const s = await startTestServer();
+    running.push(s);
+    const body = JSON.stringify({ NodeID: "00000000-0000-0000-0000-000000000001", Status: "ready" });
+    for (const method of ["PUT", "POST"]) {
+      const res = await s.call("/v1/rpc/Node.UpdateStatus", { method, body });
+      expect(res.status).toBe(404);
+    }
+    expect((await s.call("/v1/node/x/allocations")).status).toBe(200);
+    expect((await s.call("/v1/nodes", { method: "HEAD" })).status).toBe(200);
+    expect((await s.call("/v1/no-such-route")).status).toBe(404);
+    const text = await (await s.call("/v1/metrics?format=prometheus")).text();
+    expect(text).toMatch(/^nomad_rpc_node_write 2$/m);
+    expect(text).toMatch(/^nomad_rpc_node_list 2$/m);
+    expect(text).not.toMatch(/no.such/);
+  });
 });

@@ -131,7 +131,7 @@ async function runExec(
       // The handshake's token stands in for the header's (Nomad's readWsHandshake).
       request.raw.headers["x-nomad-token"] = token;
       delete request.raw.headers.authorization;
-      identity = await ctx.authenticator.authenticate(request);
+      identity = ctx.authenticator.authenticate(request);
       // Nomad's server refuses a credential it cannot authenticate with "Permission denied" (a 500).
       if (identity.failure !== undefined) return close(websocketCloseCode(500), "Permission denied");
     }

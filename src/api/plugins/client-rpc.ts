@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RequestPayload } from "fastify";
 import { packPlain } from "../../codec/envelope-codec.ts";
 import { ApiError } from "../api-error.ts";
 import { AllocUpdateBatcher } from "../client-rpc/alloc-update-batcher.ts";
@@ -80,11 +80,15 @@ export const clientRpcPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) 
       url: `/v1/rpc/${name}`,
       schema: { body: schema },
       // A follower passes the bytes on as they came; JSON can be re-encoded
-      // from the parsed body, so the leader's own calls skip the copy.
-      preParsing: async (request, reply, payload) =>
-        ctx.leadership.isLeader() && !isMsgpack(request)
-          ? payload
-          : captureRawBody.call(app, request, reply, payload),
+      // from the parsed body, so the leader's own calls skip the copy (and,
+      // a callback hook, the promise an async one costs on every call).
+      preParsing: (request, reply, payload, done) => {
+        if (ctx.leadership.isLeader() && !isMsgpack(request)) return done(null, payload);
+        captureRawBody.call(app, request, reply, payload).then(
+          (captured) => done(null, captured as RequestPayload),
+          (err: Error) => done(err),
+        );
+      },
       handler: async (request, reply) => {
         // Heartbeat timers, and the alloc update window, live on the leader.
         if (!ctx.leadership.isLeader()) return forwardToLeader(ctx, request, reply);
