@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +9,7 @@ import { startBenchServer } from "./bench-server.ts";
 import { startCpuProfile } from "./cpu-profile.ts";
 import { load, loadFromProcess } from "./http-load.ts";
 import type { LoadCall } from "./http-load-worker.ts";
+import { mainThreadCpuUs } from "./main-thread-cpu.ts";
 import { minimalAllocJob } from "./minimal-alloc-job.ts";
 import { type CallingNode, heartbeatCall, registerCall } from "./node-rpc-calls.ts";
 import { percentile } from "./percentile.ts";
@@ -129,24 +129,6 @@ export async function benchRpcCost(options: RpcCostOptions = {}): Promise<RpcCos
     await server.close();
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-/**
- * The main thread's CPU time (user + system, µs) from Linux's per-thread
- * stat (the main thread's id is the process's); NaN where there is none.
- * process.cpuUsage counts the scheduler and log threads too.
- */
-function mainThreadCpuUs(): number {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
-  } catch {
-    return Number.NaN;
-  }
-  // After the command name, in parentheses: state is field 3, utime 14, stime 15.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // Linux reports them in USER_HZ, 100 a second on every architecture Node runs on.
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
