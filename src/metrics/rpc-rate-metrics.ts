@@ -59,28 +59,6 @@ export function rpcOperation(method: string, url: string): RpcOperation {
 }
 
 /**
- * Nomad's MeasureRPCRate: `nomad.rpc.<endpoint>.<op>`, labelled with the
- * caller's identity (`token:<accessor>`, `client:<node>`) when ACLs are on
- * and labels are not turned off (telemetry disable_rpc_rate_metrics_labels);
- * a caller refused at authentication is counted by the remote address, as
- * Nomad counts it.
- */
-export function measureRpcRate(
-  metrics: Metrics,
-  options: { readonly aclEnabled: boolean; readonly disableLabels: boolean },
-  request: { readonly method: string; readonly url: string; readonly ip: string },
-  identity: AuthenticatedIdentity | undefined,
-): void {
-  const name = rpcRateName(request.method, request.url);
-  if (name === null) return;
-  if (!options.aclEnabled || options.disableLabels || !identity) {
-    metrics.incr(name);
-    return;
-  }
-  metrics.incr(name, 1, { identity: identity.label || request.ip });
-}
-
-/**
  * The metric's name for a route (null: no RPC), worked out once per method
  * and route pattern: routes are a fixed set, and every request asked it
  * again (a prefix search, a split and a regular expression).
@@ -104,8 +82,12 @@ function rpcRateName(method: string, url: string): string | null {
 }
 
 /**
- * measureRpcRate as one route's own `onResponse` hook, its metric's name
- * worked out when the route is added; undefined for a route that is no RPC.
+ * Nomad's MeasureRPCRate, `nomad.rpc.<endpoint>.<op>`, as one route's own
+ * `onResponse` hook, its metric's name worked out when the route is added;
+ * undefined for a route that is no RPC. Labelled with the caller's identity
+ * (`token:<accessor>`, `client:<node>`) when ACLs are on and labels are not
+ * turned off (telemetry disable_rpc_rate_metrics_labels); a caller refused
+ * at authentication is counted by the remote address, as Nomad counts it.
  * A global hook had to ask each request for its route (fastify's
  * `routeOptions`, a new object of a dozen fields each time) and look the
  * name up again.
