@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { benchPipeline, type PipelineFigures } from "../../src/bench/pipeline-bench.ts";
+import { benchPipeline, drainWrites, type PipelineFigures } from "../../src/bench/pipeline-bench.ts";
 import { runBench } from "../../src/cli/bench-command.ts";
 
 /** runBench's stdout and stderr, and its exit code. */
@@ -35,19 +35,54 @@ describe("evaluation pipeline benchmark", () => {
       placements_per_s: 0,
       plan_refusals: 0,
     });
-    // Two records each (the blocked evaluation, then the outcome), and the record that resumed the broker.
-    expect(Math.round(f.records_per_eval * 40)).toBe(81);
+    expect(f.evaluations).toBe(40);
+    // Two records each, the blocked evaluation then the outcome, in one submission.
+    expect(f.records_per_eval).toBe(2);
+    // The only other append: the configuration write that resumed the broker.
+    expect(f.other_appends).toBe(1);
     expect(f.evals_per_s).toBeGreaterThan(0);
     expect(f.cpu_ms_per_eval).toBeGreaterThan(0);
-    expect(f.appends_per_eval).toBeGreaterThan(0);
-    expect(f.appends_per_eval).toBeLessThanOrEqual(2);
+    // Batched: 16 evaluations plan at once, so far fewer appends than evaluations.
+    expect(f.appends).toBeGreaterThan(0);
+    expect(f.appends).toBeLessThan(f.evaluations / 2);
+    expect(f.appends_per_eval).toBe(Number((f.appends / 40).toPrecision(3)));
   }, 120_000);
 
   it("places every allocation when there are nodes", async () => {
     const f = await benchPipeline({ nodes: 30, jobs: 12, allocsPerJob: 3, workers: 2, fsync: "never" });
     expect(f.placements_per_s).toBeGreaterThan(0);
+    expect(f.evaluations).toBe(12);
+    // A plan record, then the outcome: two submissions each, batched with the others'.
     expect(f.records_per_eval).toBeGreaterThanOrEqual(2);
+    expect(f.appends).toBeGreaterThan(0);
+    expect(f.appends).toBeLessThanOrEqual(2 * 12);
+    expect(f.other_appends).toBe(1);
   }, 120_000);
+
+  it("counts appends per evaluation processed, to significant digits", () => {
+    // A drain of 2,000 evaluations in 65 appends: two decimals made it 0.03, as if 60.
+    const f = drainWrites({ evaluations: 2_000, appends: 65, records: 4_000, logAppends: 66 });
+    expect(f).toEqual({
+      evaluations: 2_000,
+      appends: 65,
+      appends_per_eval: 0.0325,
+      evals_per_append: 30.8,
+      records_per_eval: 2,
+      other_appends: 1,
+    });
+    // Per evaluation processed, whatever the number of jobs.
+    expect(drainWrites({ evaluations: 500, appends: 400, records: 1_000, logAppends: 400 })).toMatchObject({
+      appends_per_eval: 0.8,
+      evals_per_append: 1.3,
+    });
+    // Nothing processed: no ratio, not NaN or Infinity.
+    expect(drainWrites({ evaluations: 0, appends: 0, records: 0, logAppends: 1 })).toMatchObject({
+      appends_per_eval: 0,
+      evals_per_append: 0,
+      records_per_eval: 0,
+      other_appends: 1,
+    });
+  });
 
   it("refuses options that belong to another benchmark", async () => {
     const nodes = await bench(["--nodes", "10"]);
