@@ -32,6 +32,15 @@ export interface EventStreamFigures {
   readonly idle_subscriber_rss_bytes: number;
   readonly events_per_frame: number;
   readonly frame_bytes: number;
+  /**
+   * Subscriptions the server turned away with 429 (load shed while its loop
+   * lagged, or the subscriber cap) and that were tried again, after the
+   * wait its `Retry-After` asked (event-stream-retry.ts): in the idle
+   * phase, and in the three delivery phases. Each opens before its phase's
+   * clock starts, so a retry delays the run, not a figure.
+   */
+  readonly idle_subscribe_retries: number;
+  readonly delivery_subscribe_retries: number;
 }
 
 export interface EventStreamOptions {
@@ -100,6 +109,8 @@ export async function benchEventStream(options: EventStreamOptions = {}): Promis
       idle_subscriber_rss_bytes: idle.rss,
       events_per_frame: Math.round((one.events / one.frames) * 10) / 10,
       frame_bytes: one.frameBytes,
+      idle_subscribe_retries: idle.retries,
+      delivery_subscribe_retries: none.retries + one.retries + hundred.retries,
     };
   } finally {
     agent.destroy();
@@ -129,6 +140,8 @@ interface Delivery {
   readonly frameBytes: number;
   readonly latencies: number[];
   readonly last: number;
+  /** Subscriptions answered 429 and tried again. */
+  readonly retries: number;
 }
 
 /**
@@ -183,6 +196,7 @@ async function deliver(p: Phase): Promise<Delivery> {
       frameBytes: Math.round(bytes / Math.max(1, bulk.indexes.length)),
       latencies,
       last,
+      retries: retriesOf(subs),
     };
   } finally {
     for (const s of subs) s.close();
@@ -193,15 +207,24 @@ async function deliver(p: Phase): Promise<Delivery> {
 async function idleMemory(server: BenchServer, agent: Agent, count: number, after: number) {
   // A first round so code and pools a connection needs exist before the baseline.
   const warm = await openMany(server.url, agent, Math.min(count, 50), after);
+  let retries = retriesOf(warm);
   for (const s of warm) s.close();
   const before = await server.call<Memory>({ op: "memory" });
   const subs = await openMany(server.url, agent, count, after);
   const during = await server.call<Memory>({ op: "memory" });
+  retries += retriesOf(subs);
   for (const s of subs) s.close();
   return {
+    retries,
     rss: Math.round((during.rss - before.rss) / count),
     heap: Math.round((during.heapUsed - before.heapUsed) / count),
   };
+}
+
+function retriesOf(subs: readonly StreamSubscriber[]): number {
+  let n = 0;
+  for (const s of subs) n += s.retries;
+  return n;
 }
 
 async function openMany(

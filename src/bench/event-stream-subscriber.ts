@@ -1,4 +1,6 @@
 import { type Agent, type ClientRequest, request } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
+import { type RetryPolicy, retryDelayMs, SUBSCRIBE_RETRY } from "./event-stream-retry.ts";
 
 /** Frames as index and event count, in parallel arrays (compact for 100k frames). */
 export interface FrameCounts {
@@ -15,6 +17,18 @@ interface Waiter {
   readonly reject: (err: Error) => void;
 }
 
+/** The server answered the subscription with something other than a stream. */
+export class StreamRefused extends Error {
+  constructor(
+    message: string,
+    readonly status: number | undefined,
+    /** The answer's `Retry-After`, as sent. */
+    readonly retryAfter: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
 /**
  * A client of `GET /v1/event/stream` over real HTTP: it parses every NDJSON
  * line, and records each frame's index, event count and arrival time for
@@ -24,6 +38,8 @@ export class StreamSubscriber {
   readonly received: FrameCounts = { indexes: [], events: [] };
   readonly arrivedAt: number[] = [];
   lastIndex: number;
+  /** Times the subscription was answered 429 and tried again before the stream opened. */
+  retries = 0;
   /** Characters received, heartbeats included: bytes, as the stream is ASCII JSON. */
   bytes = 0;
   private failure: Error | undefined;
@@ -42,7 +58,16 @@ export class StreamSubscriber {
     let heartbeats = 0;
     this.req = request(`${url}/v1/event/stream?index=${after}`, { agent }, (res) => {
       if (res.statusCode !== 200) {
-        this.fail(new Error(`${name}: the stream answered ${res.statusCode}`));
+        const header = res.headers["retry-after"];
+        const refused = new StreamRefused(
+          `${name}: the stream answered ${res.statusCode}`,
+          res.statusCode,
+          Array.isArray(header) ? header[0] : header,
+        );
+        // Read to its end, so that the connection goes back to the agent for the retry.
+        res.resume();
+        res.on("end", () => this.fail(refused));
+        res.on("error", (err) => this.fail(err));
         return;
       }
       res.setEncoding("utf8");
@@ -69,8 +94,40 @@ export class StreamSubscriber {
     this.req.end();
   }
 
-  /** Subscribes after `after` and resolves once the server has the subscription. */
-  static open(name: string, url: string, agent: Agent, after: number): Promise<StreamSubscriber> {
+  /**
+   * Subscribes after `after` and resolves once the server has the
+   * subscription. A 429 (load shed, or the subscriber cap) is tried again
+   * as `policy` says, counted in `retries`; any other refusal, or a 429
+   * past the policy's tries or wait, fails.
+   */
+  static async open(
+    name: string,
+    url: string,
+    agent: Agent,
+    after: number,
+    policy: RetryPolicy = SUBSCRIBE_RETRY,
+  ): Promise<StreamSubscriber> {
+    for (let retries = 0; ; retries++) {
+      try {
+        const s = await StreamSubscriber.attempt(name, url, agent, after);
+        s.retries = retries;
+        return s;
+      } catch (err) {
+        if (!(err instanceof StreamRefused) || err.status !== 429) throw err;
+        const wait = retryDelayMs(policy, retries + 1, err.retryAfter);
+        if (wait === undefined) {
+          const tries = retries + 1;
+          const asked = err.retryAfter === undefined ? "" : ` (Retry-After: ${err.retryAfter})`;
+          const why =
+            tries >= policy.tries ? `gave up after ${tries} tries` : `a wait longer than ${policy.maxMs} ms`;
+          throw new StreamRefused(`${err.message}${asked} to try ${tries}: ${why}`, 429, err.retryAfter);
+        }
+        await sleep(wait);
+      }
+    }
+  }
+
+  private static attempt(name: string, url: string, agent: Agent, after: number): Promise<StreamSubscriber> {
     return new Promise((resolve, reject) => {
       const s: StreamSubscriber = new StreamSubscriber(name, url, agent, after, {
         resolve: () => resolve(s),
@@ -132,6 +189,7 @@ export class StreamSubscriber {
     this.connected.reject(err);
     for (const w of this.waiters) w.reject(err);
     this.waiters = [];
+    // After a refusal read to its end, the connection is back with the agent already: this leaves it there.
     this.req.destroy();
   }
 }
