@@ -34,7 +34,9 @@ export interface PipelineFigures {
    * The scheduler's appends in the drain: its plan queue's, as `/v1/metrics`
    * counts them (chronomad.scheduler.plan_queue.appends). Each carries the
    * records (plans, blocked follow-ups, outcomes) of every evaluation that
-   * finished a step while the one ahead was written: one durable write each.
+   * finished a step while the one ahead was written. Each is one durable
+   * write: with the file log, the drain's group commits (fdatasyncs) were
+   * as many as these appends plus the broker's resumption.
    */
   readonly appends: number;
   /** `appends` per evaluation, to three significant digits (about 0.03 without nodes: a batch of ~30). */
