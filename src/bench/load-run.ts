@@ -6,7 +6,7 @@ import { createProjections } from "../../projections/index.ts";
 import { allSchemas } from "../../streams/index.ts";
 import { EnvelopeCodec } from "../codec/envelope-codec.ts";
 import { openFileLog } from "../log/file/index.ts";
-import { convergence } from "../nodesim/convergence.ts";
+import { convergence, liveAllocations } from "../nodesim/convergence.ts";
 import type { DriverOptions } from "../nodesim/driver-options.ts";
 import { progressLine } from "../nodesim/progress-line.ts";
 import { NodeSimulator, type SimReport } from "../nodesim/simulator.ts";
@@ -230,7 +230,7 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     await registerJobs(server.url, jobs);
     mark.place_submit = since(t);
     const runningTarget = desired;
-    const live = () => [...convergence(sim, jobs, o.nodes).jobs.values()].reduce((a, p) => a + p.live, 0);
+    const live = () => liveAllocations(sim, jobs);
     runningWait = await waitForRunning(live, runningTarget, o.placeTimeoutMs);
     const placed = runningWait.held;
     mark.place_to_running = since(t);

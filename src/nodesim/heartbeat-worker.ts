@@ -29,7 +29,7 @@ const rpc = new RpcClient(
       post({ t: "call", method, ms, out, in: bytesIn, status, reason }),
   },
   // Only heartbeats go out from here, each node on a connection of its own; the pools are unused.
-  { encoding: data.encoding, shortSockets: 1, updateSockets: 1, blockingSockets: 1 },
+  { encoding: data.encoding, shortSockets: 1, blockingPerNode: 1 },
 );
 const nodes = new Map<number, NodeHeartbeat>();
 const delay = monitorEventLoopDelay({ resolution: 1 });

@@ -129,9 +129,8 @@ export class NodeSimulator {
       // Node.GetClientAllocs then answers at once instead of waiting.
       encoding,
       shortSockets: options.shortSockets ?? 128,
-      updateSockets: options.nodes + 16,
       // Nodes with CSI plugins long-poll their detach calls too.
-      blockingSockets: options.nodes * (hasCSI(options.shape) ? 2 : 1) + 16,
+      blockingPerNode: hasCSI(options.shape) ? 2 : 1,
     });
     const host: NodeHost = {
       rpc: this.rpc,

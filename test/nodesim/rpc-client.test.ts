@@ -30,8 +30,7 @@ describe("RpcClient", () => {
     const rpc = new RpcClient(url, counters, {
       encoding: "json",
       shortSockets: 4,
-      updateSockets: 4,
-      blockingSockets: 4,
+      blockingPerNode: 1,
       callTimeoutMs: 200,
     });
     cleanups.push(() => {
@@ -66,5 +65,51 @@ describe("RpcClient", () => {
     abort.abort();
     expect(await settled).toBe("Node.GetClientAllocs: aborted");
     expect(counters.snapshot().errors_by_reason).toEqual({ "Node.GetClientAllocs aborted": 1 });
+  });
+
+  it("gives each node connections of its own, kept open between its calls", async () => {
+    const ports: string[] = [];
+    const held: ServerResponse[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        ports.push(`${req.headers["x-nomad-token"]} ${req.url} ${req.socket.remotePort}`);
+        res.setHeader("content-type", "application/json");
+        // Long polls wait until three are held at once: pools bounded in all would never get there.
+        if (req.url === "/v1/rpc/Node.GetClientAllocs") {
+          held.push(res);
+          if (held.length === 3) for (const r of held.splice(0)) r.end("{}");
+          return;
+        }
+        res.end("{}");
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const rpc = new RpcClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, new Counters(), {
+      encoding: "json",
+      shortSockets: 1,
+      blockingPerNode: 1,
+    });
+    cleanups.push(() => {
+      rpc.close();
+      server.closeAllConnections();
+      server.close();
+    });
+    const port = (i: number) => ports[i]!.split(" ")[2];
+    for (const node of ["a", "a", "b", "a"]) await rpc.call("Node.UpdateStatus", {}, node);
+    for (const node of ["a", "a", "b"]) await rpc.call("Node.UpdateAlloc", {}, node);
+    await Promise.all(
+      ["a", "b", "c"].map((n) => rpc.call("Node.GetClientAllocs", {}, n, { blocking: true })),
+    );
+    // a's heartbeats on one connection, b's on another.
+    expect(port(1)).toBe(port(0));
+    expect(port(3)).toBe(port(0));
+    expect(port(2)).not.toBe(port(0));
+    // a's updates on one connection of their own, b's on another.
+    expect(port(5)).toBe(port(4));
+    expect(new Set([port(0), port(2), port(4)]).size).toBe(3);
+    expect(port(6)).not.toBe(port(4));
+    // Three long polls held at once on three connections.
+    expect(new Set([7, 8, 9].map(port)).size).toBe(3);
   });
 });
