@@ -75,7 +75,9 @@ describe("an allocation's signed identities", () => {
     expect(await allocIdentities(world.keyring, running)).toBe(first);
     expect(Object.isFrozen(first)).toBe(true);
     // An in-place update to a job version with another task: its task is in the answer.
-    const job = placed.Job as { TaskGroups: { Name: string; Tasks: { Name: string }[] }[] };
+    const job = placed.Job as unknown as {
+      TaskGroups: readonly { Name: string; Tasks: readonly { Name: string }[] }[];
+    };
     const [group] = job.TaskGroups;
     const withLogger = world.update(running, {
       Job: {
