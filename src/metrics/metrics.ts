@@ -107,15 +107,15 @@ export class Metrics {
   private readonly byPromName = new Map<string, Family>();
 
   /**
-   * Counts `by` (finite, not negative). The Prometheus counter is not
+   * Counts `by` (not negative). The Prometheus counter is not
    * incremented here: it is set from the series' sums when scraped (its
    * `collect`), which spares every call prom-client's label hashing and
    * checks (about half a microsecond on each request's path).
    */
   incr(name: string, by = 1, labels: Labels = NO_LABELS, help?: string): void {
-    if (!(by >= 0) || !Number.isFinite(by)) {
-      throw new TypeError(`metric ${name}: a counter counts finite amounts of at least 0, not ${by}`);
-    }
+    // What prom-client's inc refused (it lets NaN through, and so does this).
+    if (by && !Number.isFinite(by)) throw new TypeError(`metric ${name}: not a valid number: ${by}`);
+    if (by < 0) throw new Error(`metric ${name}: a counter cannot decrease`);
     const f = this.family(name, "counter", labels, help);
     add(this.series(f, labels), by);
   }

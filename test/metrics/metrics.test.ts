@@ -102,8 +102,11 @@ describe("Metrics", () => {
     ]);
     // What prom-client refused on each call is still refused.
     expect(() => m.incr("chronomad.http.requests", 1, { route: "x" })).toThrow(/label route/);
-    expect(() => m.incr("nomad.rpc.request", -1)).toThrow(TypeError);
-    expect(() => m.incr("nomad.rpc.request", Number.NaN)).toThrow(TypeError);
+    expect(() => m.incr("nomad.rpc.request", -1)).toThrow(/cannot decrease/);
+    expect(() => m.incr("nomad.rpc.request", Number.POSITIVE_INFINITY)).toThrow(TypeError);
+    expect(() => plain.inc(-1)).toThrow();
+    expect(() => plain.inc(Number.POSITIVE_INFINITY)).toThrow(TypeError);
+    expect(await m.toPrometheus()).toBe(await reference.metrics());
   });
 
   it("samples by a reused labels object and by new ones into the same series", async () => {
