@@ -2,7 +2,10 @@ import { randomUUID } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { RootKeyRow, RootKeyTable } from "../../projections/root-keys.ts";
 import { newAllocation } from "../../streams/allocs.ts";
+import { chooseSigningKey } from "../identity/alloc-identities.ts";
 import type { RunningServer } from "../server.ts";
 import { writeEvents } from "../store/writer.ts";
 import { startBenchServer } from "./bench-server.ts";
@@ -25,6 +28,18 @@ export interface RpcCostOptions {
    * node (nodes call with their secrets, as Nomad's clients do).
    */
   readonly acl?: boolean;
+  /**
+   * Allocations per node (default 1): Node.GetClientAllocs then answers a
+   * map of this many, and Alloc.GetAllocs pulls them all, as a node's
+   * client does after a placement burst (50,000 on 5,000 nodes: 10).
+   */
+  readonly allocsPerNode?: number;
+  /**
+   * Allocations placed with the server's active root key, as the plan
+   * applier places them: Alloc.GetAllocs answers each with its tasks'
+   * SignedIdentities (one task each).
+   */
+  readonly signed?: boolean;
   /**
    * A directory to write a CPU profile of the server's main thread for each
    * method's measured run (`<method>.cpuprofile`). The sampler costs the
@@ -52,7 +67,7 @@ export interface RpcMethodCost {
 export type RpcCostFigures = Readonly<Record<string, number>>;
 
 interface BenchNode extends CallingNode {
-  allocID: string;
+  allocIDs: string[];
 }
 
 /**
@@ -79,14 +94,20 @@ export async function benchRpcCost(options: RpcCostOptions = {}): Promise<RpcCos
     const nodes: BenchNode[] = Array.from({ length: count }, () => ({
       id: randomUUID(),
       secret: randomUUID(),
-      allocID: "",
+      allocIDs: [],
     }));
     progress(`rpc cost: registering ${count} nodes`);
     await load(url, nodes.map(registerCall), { concurrency: 32 });
     await load(url, nodes.map(heartbeatCall), { concurrency: 32 });
-    await placeOneAllocEach(server, nodes);
+    const signingKey = options.signed ? await activeKeyOf(server) : undefined;
+    await placeAllocs(server, nodes, options.allocsPerNode ?? 1, signingKey);
 
-    const figures: Record<string, number> = { nodes: count, acl: acl ? 1 : 0 };
+    const figures: Record<string, number> = {
+      nodes: count,
+      acl: acl ? 1 : 0,
+      allocs_per_node: options.allocsPerNode ?? 1,
+      signed: signingKey === undefined ? 0 : 1,
+    };
     // Node.UpdateAlloc answers after its 50 ms coalescing window: 16 clients
     // would take a minute, longer than a node's heartbeat TTL, so it gets
     // more clients in flight (each a different node's) and fewer calls.
@@ -139,31 +160,63 @@ async function bootstrapAcl(url: string): Promise<void> {
   if (!res.ok) throw new Error(`ACL bootstrap: ${res.status} ${await res.text()}`);
 }
 
-/** One running allocation per node, written as the plan applier writes placements. */
-async function placeOneAllocEach(server: RunningServer, nodes: BenchNode[]): Promise<void> {
+/** The active root key, once the server has made it and holds its material. */
+async function activeKeyOf(server: RunningServer): Promise<string> {
+  const rootKeys = server.store.table<RootKeyRow>("root_keys") as RootKeyTable;
+  for (let waited = 0; waited < 10_000; waited += 50) {
+    const choice = chooseSigningKey(server.keyring, rootKeys);
+    if ("keyId" in choice) return choice.keyId;
+    await sleep(50);
+  }
+  throw new Error("the benchmark server made no root key to sign workload identities with");
+}
+
+/**
+ * `perNode` allocations per node, written as the plan applier writes
+ * placements (with `signingKey`, stamped with it as the plan applier
+ * stamps them), in records of at most 5,000.
+ */
+async function placeAllocs(
+  server: RunningServer,
+  nodes: BenchNode[],
+  perNode: number,
+  signingKey: string | undefined,
+): Promise<void> {
   const now = Date.now();
-  const job = minimalAllocJob("rpc-cost", [{ Name: "web", Count: nodes.length }]);
-  const allocs = nodes.map((n, i) => {
-    n.allocID = randomUUID();
-    return newAllocation({
-      ID: n.allocID,
-      Namespace: "default",
-      JobID: job.ID,
-      Name: `rpc-cost.web[${i}]`,
-      TaskGroup: "web",
-      NodeID: n.id,
-      Job: job,
-      CreateTime: now * 1e6,
-    });
-  });
-  const { outcomes } = await writeEvents(server.store, now, { kind: "server", id: "bench" }, [
-    {
-      type: "AllocsPlanApplied",
-      v: 1,
-      data: { EvalID: "", Placed: allocs, Updated: [], Stopped: [], Preempted: [] },
-    },
+  const job = minimalAllocJob("rpc-cost", [
+    { Name: "web", Count: nodes.length * perNode, Tasks: [{ Name: "server" }] },
   ]);
-  if (outcomes[0]?.status !== "applied") throw new Error("placing the benchmark allocations failed");
+  const allocs = [];
+  let i = 0;
+  for (let k = 0; k < perNode; k++) {
+    for (const n of nodes) {
+      const id = randomUUID();
+      n.allocIDs.push(id);
+      allocs.push(
+        newAllocation({
+          ID: id,
+          Namespace: "default",
+          JobID: job.ID,
+          Name: `rpc-cost.web[${i++}]`,
+          TaskGroup: "web",
+          NodeID: n.id,
+          Job: job,
+          CreateTime: now * 1e6,
+          ...(signingKey === undefined ? {} : { SigningKeyID: signingKey }),
+        }),
+      );
+    }
+  }
+  for (let at = 0; at < allocs.length; at += 5_000) {
+    const { outcomes } = await writeEvents(server.store, now, { kind: "server", id: "bench" }, [
+      {
+        type: "AllocsPlanApplied",
+        v: 1,
+        data: { EvalID: "", Placed: allocs.slice(at, at + 5_000), Updated: [], Stopped: [], Preempted: [] },
+      },
+    ]);
+    if (outcomes[0]?.status !== "applied") throw new Error("placing the benchmark allocations failed");
+  }
 }
 
 const clientAllocsCall = (n: BenchNode): LoadCall => ({
@@ -175,7 +228,7 @@ const clientAllocsCall = (n: BenchNode): LoadCall => ({
 const getAllocsCall = (n: BenchNode): LoadCall => ({
   path: "/v1/rpc/Alloc.GetAllocs",
   token: n.secret,
-  body: JSON.stringify({ AllocIDs: [n.allocID], MinQueryIndex: 0 }),
+  body: JSON.stringify({ AllocIDs: n.allocIDs, MinQueryIndex: 0 }),
 });
 
 /** The allocation reported running, as a client reports it after each task event. */
@@ -183,6 +236,6 @@ const updateAllocCall = (n: BenchNode): LoadCall => ({
   path: "/v1/rpc/Node.UpdateAlloc",
   token: n.secret,
   body: JSON.stringify({
-    Alloc: [{ ID: n.allocID, NodeID: n.id, ClientStatus: "running", TaskStates: {} }],
+    Alloc: [{ ID: n.allocIDs[0], NodeID: n.id, ClientStatus: "running", TaskStates: {} }],
   }),
 });

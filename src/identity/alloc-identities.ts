@@ -46,6 +46,24 @@ interface AllocJwts {
   readonly iat: number;
   /** Task name → its JWT, or the promise of it while it is being signed. */
   readonly tasks: Map<string, string | Promise<string>>;
+  /** The whole SignedIdentities once every task's JWT was at hand, for the job and group it was made from. */
+  whole?: WholeIdentities;
+}
+
+/**
+ * An allocation's SignedIdentities as last answered, served again as long
+ * as the entry stands (same key, same issue time) and the allocation has the
+ * same job object and group: rows, and the jobs they carry, are never
+ * changed once stored, so the same job object and group name give the same
+ * task names, and the tasks' JWTs are those of the entry. A client pulls
+ * its allocations again after each change of theirs; this spares each pull
+ * the task names' walk, a map lookup per task and a new object.
+ */
+interface WholeIdentities {
+  readonly job: object | null;
+  readonly group: string;
+  /** Frozen: every reply that carries it shares it. */
+  readonly identities: SignedIdentities;
 }
 
 /**
@@ -104,6 +122,22 @@ class SignedIdentityCache {
     );
     into.tasks.set(task, signed);
     return signed;
+  }
+
+  /** The identities answered last for this allocation, if they still are its answer (see WholeIdentities). */
+  whole(alloc: IdentityAlloc, keyId: string, iat: number): SignedIdentities | undefined {
+    const entry = this.allocs.get(alloc.ID);
+    const whole = entry?.whole;
+    if (whole === undefined || entry!.keyId !== keyId || entry!.iat !== iat) return undefined;
+    return whole.job === alloc.Job && whole.group === alloc.TaskGroup ? whole.identities : undefined;
+  }
+
+  /** Keeps `identities`, every one a JWT of this entry, as the allocation's whole answer. */
+  keepWhole(alloc: IdentityAlloc, keyId: string, iat: number, identities: SignedIdentities): void {
+    const entry = this.allocs.get(alloc.ID);
+    // Past the limit the entry may have gone (or been made again) while the tasks were looked up.
+    if (entry === undefined || entry.keyId !== keyId || entry.iat !== iat) return;
+    entry.whole = { job: alloc.Job, group: alloc.TaskGroup, identities: Object.freeze(identities) };
   }
 
   private keep(entry: AllocJwts, task: string, jwt: string | Promise<string>): void {
@@ -181,6 +215,8 @@ function identitiesOf(keyring: Keyring, alloc: IdentityAlloc): IdentitiesNowOrLa
   if (!keyId) return undefined;
   const cache = cacheOf(keyring);
   const iat = issuedAtOf(alloc);
+  const kept = cache.whole(alloc, keyId, iat);
+  if (kept !== undefined) return kept;
   const out: SignedIdentities = {};
   let later: Promise<unknown>[] | undefined;
   for (const task of taskNames(alloc)) {
@@ -195,7 +231,12 @@ function identitiesOf(keyring: Keyring, alloc: IdentityAlloc): IdentitiesNowOrLa
       );
     }
   }
-  return later === undefined ? out : Promise.all(later).then(() => out);
+  // Kept only when every JWT was at hand: one being signed may yet fail.
+  if (later === undefined) {
+    cache.keepWhole(alloc, keyId, iat, out);
+    return out;
+  }
+  return Promise.all(later).then(() => out);
 }
 
 /**

@@ -65,6 +65,40 @@ describe("an allocation's signed identities", () => {
     }
   });
 
+  it("are answered as one object while the allocation keeps its job and group, made again for another job", async () => {
+    const world = new IdentityWorld();
+    const key = await world.addKey();
+    const placed = world.addAlloc({ SigningKeyID: key.keyId });
+    const first = (await allocIdentities(world.keyring, placed))!;
+    // A newer row of the allocation (a client's update) is answered with the same object, which no reply may change.
+    const running = world.update(placed, { ClientStatus: "running" });
+    expect(await allocIdentities(world.keyring, running)).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    // An in-place update to a job version with another task: its task is in the answer.
+    const job = placed.Job as unknown as {
+      TaskGroups: readonly { Name: string; Tasks: readonly { Name: string }[] }[];
+    };
+    const [group] = job.TaskGroups;
+    const withLogger = world.update(running, {
+      Job: {
+        ...placed.Job!,
+        Version: 1,
+        TaskGroups: [{ ...group!, Tasks: [...group!.Tasks, { Name: "logger" }] }],
+      } as typeof placed.Job,
+    });
+    const again = (await allocIdentities(world.keyring, withLogger))!;
+    expect(Object.keys(again)).toEqual(["server", "sidecar", "logger"]);
+    expect(again.server).toBe(first.server);
+    expect(decodeJwt(again.logger!)).toMatchObject({ nomad_task: "logger", nomad_allocation_id: placed.ID });
+    // Back on the first row's job, it is answered with that job's tasks again.
+    expect(Object.keys((await allocIdentities(world.keyring, running))!)).toEqual(["server", "sidecar"]);
+    // Another key, and the answer is signed with it.
+    const rekeyed = world.update(running, { SigningKeyID: (await world.addKey()).keyId });
+    const underNew = (await allocIdentities(world.keyring, rekeyed))!;
+    expect(underNew).not.toBe(first);
+    expect(decodeProtectedHeader(underNew.server!).kid).toBe(rekeyed.SigningKeyID);
+  });
+
   it("are none for an allocation placed without a key", async () => {
     const world = new IdentityWorld();
     expect(await allocIdentities(world.keyring, world.addAlloc())).toBeUndefined();

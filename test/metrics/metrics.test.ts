@@ -1,3 +1,4 @@
+import { Counter, Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { Metrics } from "../../src/metrics/metrics.ts";
 
@@ -47,6 +48,80 @@ describe("Metrics", () => {
     expect(text).toContain("# TYPE chronomad_http_request_ms summary");
     expect(text).toMatch(/^chronomad_http_request_ms\{quantile="0\.5"\} 20$/m);
     expect(text).toMatch(/^chronomad_http_request_ms_count 3$/m);
+  });
+
+  it("scrapes counters as a prom-client counter incremented on each call would show them", async () => {
+    const m = new Metrics();
+    const reference = new Registry();
+    const plain = new Counter({
+      name: "nomad_rpc_request",
+      help: "nomad.rpc.request",
+      registers: [reference],
+    });
+    const put = { method: "PUT" };
+    const get = { method: "GET" };
+    // Untouched, a counter without labels shows 0.
+    m.incr("nomad.rpc.request", 0);
+    plain.inc(0);
+    expect(await m.toPrometheus()).toBe(await reference.metrics());
+    // Metrics registers a family at its first record.
+    const labelled = new Counter({
+      name: "chronomad_http_requests",
+      help: "chronomad.http.requests",
+      labelNames: ["method"],
+      registers: [reference],
+    });
+    // The same labels object again and again, another in between, new objects, fractions.
+    const calls: [{ method: string } | undefined, number][] = [
+      [put, 1],
+      [put, 1],
+      [get, 0.1],
+      [put, 2.5],
+      [{ method: "GET" }, 0.2],
+      [undefined, 3],
+      [{ method: "DELETE" }, 1],
+      [get, 0.7],
+      [undefined, 1e-3],
+    ];
+    for (const [labels, by] of calls) {
+      if (labels) {
+        m.incr("chronomad.http.requests", by, labels);
+        labelled.inc(labels, by);
+      } else {
+        m.incr("nomad.rpc.request", by);
+        plain.inc(by);
+      }
+    }
+    expect(await m.toPrometheus()).toBe(await reference.metrics());
+    const json = await m.toJSON(new Date(0));
+    expect(json.Counters.map((c) => [c.Labels.method, c.Count, c.Sum])).toEqual([
+      ["DELETE", 1, 1],
+      ["GET", 3, 0.1 + 0.2 + 0.7],
+      ["PUT", 3, 4.5],
+      [undefined, 3, 3.001],
+    ]);
+    // What prom-client refused on each call is still refused.
+    expect(() => m.incr("chronomad.http.requests", 1, { route: "x" })).toThrow(/label route/);
+    expect(() => m.incr("nomad.rpc.request", -1)).toThrow(/cannot decrease/);
+    expect(() => m.incr("nomad.rpc.request", Number.POSITIVE_INFINITY)).toThrow(TypeError);
+    expect(() => plain.inc(-1)).toThrow();
+    expect(() => plain.inc(Number.POSITIVE_INFINITY)).toThrow(TypeError);
+    expect(await m.toPrometheus()).toBe(await reference.metrics());
+  });
+
+  it("samples by a reused labels object and by new ones into the same series", async () => {
+    const m = new Metrics();
+    const labels = { method: "PUT" };
+    m.sample("chronomad.http.request_ms", 10, labels);
+    m.sample("chronomad.http.request_ms", 30, { method: "PUT" });
+    m.sample("chronomad.http.request_ms", 5, { method: "GET" });
+    m.sample("chronomad.http.request_ms", 20, labels);
+    const json = await m.toJSON(new Date(0));
+    expect(json.Samples.map((s) => [s.Labels.method, s.Count, s.Sum, s.Min, s.Max])).toEqual([
+      ["GET", 1, 5, 5, 5],
+      ["PUT", 3, 60, 10, 30],
+    ]);
+    expect(await m.toPrometheus()).toMatch(/^chronomad_http_request_ms_count\{method="PUT"\} 3$/m);
   });
 
   it("reads many-series gauges when scraped and leaves out a gauge that cannot answer", async () => {
