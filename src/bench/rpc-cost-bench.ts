@@ -72,8 +72,11 @@ interface BenchNode extends CallingNode {
  * that change nothing, Node.UpdateAlloc reporting the allocation running,
  * Node.GetClientAllocs and Alloc.GetAllocs answered at once) called `calls`
  * times round-robin over the nodes by `concurrency` keep-alive clients in a
- * child process, after a warm-up pass. The server runs in this process and
- * does nothing else meanwhile, so its CPU time over the run is the calls'.
+ * child process, after a warm-up pass; last, Node.Register of `calls / 4`
+ * nodes the server has not seen, with the simulator's body (a registration
+ * storm's call), after a warm-up of other fresh nodes. The server runs in
+ * this process and does nothing else meanwhile, so its CPU time over the
+ * run is the calls'.
  * With `acl`, the same on a server with ACLs on.
  */
 export async function benchRpcCost(options: RpcCostOptions = {}): Promise<RpcCostFigures> {
