@@ -48,6 +48,8 @@ export interface RpcMethodCost {
   readonly main_thread_cpu_us_per_call: number;
   readonly p50_ms: number;
   readonly p99_ms: number;
+  /** Messages posted to the scheduler threads with records, per call (-1 without threads). */
+  readonly thread_posts_per_call: number;
 }
 
 /** The methods measured, in the order they run. */
@@ -135,6 +137,7 @@ export async function benchRpcCost(options: RpcCostOptions = {}): Promise<RpcCos
       const profiling = options.cpuProfileDir
         ? await startCpuProfile(join(options.cpuProfileDir, `${method}.cpuprofile`))
         : undefined;
+      const posts0 = server.schedulerThreads?.forwarding.messages;
       const main0 = mainThreadCpuUs();
       const cpu0 = process.cpuUsage();
       const run = await loadFromProcess(url, calls, size);
@@ -150,6 +153,10 @@ export async function benchRpcCost(options: RpcCostOptions = {}): Promise<RpcCos
         main_thread_cpu_us_per_call: Number.isNaN(main) ? -1 : round1(main / size.calls),
         p50_ms: percentile(latencies, 0.5),
         p99_ms: percentile(latencies, 0.99),
+        thread_posts_per_call:
+          posts0 === undefined
+            ? -1
+            : round2((server.schedulerThreads!.forwarding.messages - posts0) / size.calls),
       };
       for (const [figure, value] of Object.entries(cost)) figures[`${method}.${figure}`] = value;
     }
@@ -161,6 +168,7 @@ export async function benchRpcCost(options: RpcCostOptions = {}): Promise<RpcCos
 }
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
+const round2 = (n: number) => Math.round(n * 100) / 100;
 
 /** ACLs bootstrapped, as a cluster running with them is: its management token is not needed further. */
 async function bootstrapAcl(url: string): Promise<void> {
