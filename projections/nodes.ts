@@ -13,6 +13,7 @@ import {
   type SchedulingEligibility,
 } from "../streams/nodes.ts";
 import { goTime } from "./go-time.ts";
+import { copyNodeRow, nodeRowFromSpec } from "./node-row.ts";
 
 export interface NodeEvent extends NodeEventSpec {
   readonly CreateIndex: number;
@@ -102,14 +103,13 @@ export function nodesProjection() {
           let lastMissed = node.LastMissedHeartbeatIndex;
           if (!isUnresponsive(node.Status) && isUnresponsive(d.Status)) lastMissed = ctx.index;
           else if (node.Status !== "ready" && d.Status === "ready") lastMissed = 0;
-          ctx.put(nodes, {
-            ...node,
-            Status: d.Status,
-            StatusUpdatedAt: seconds(e.at),
-            Events: withEvents(node.Events, d.NodeEvent ? [d.NodeEvent] : [], ctx.index),
-            LastMissedHeartbeatIndex: lastMissed,
-            ModifyIndex: ctx.index,
-          });
+          const row = copyNodeRow(node);
+          row.Status = d.Status;
+          row.StatusUpdatedAt = seconds(e.at);
+          row.Events = withEvents(node.Events, d.NodeEvent ? [d.NodeEvent] : [], ctx.index);
+          row.LastMissedHeartbeatIndex = lastMissed;
+          row.ModifyIndex = ctx.index;
+          ctx.put(nodes, row);
           return;
         }
         case "NodeDrainUpdated": {
@@ -150,13 +150,12 @@ export function nodesProjection() {
             ctx.reject(400, "can not set node's scheduling eligibility to eligible while it is draining");
             return;
           }
-          ctx.put(nodes, {
-            ...node,
-            SchedulingEligibility: d.Eligibility,
-            StatusUpdatedAt: seconds(e.at),
-            Events: withEvents(node.Events, d.NodeEvent ? [d.NodeEvent] : [], ctx.index),
-            ModifyIndex: ctx.index,
-          });
+          const row = copyNodeRow(node);
+          row.SchedulingEligibility = d.Eligibility;
+          row.StatusUpdatedAt = seconds(e.at);
+          row.Events = withEvents(node.Events, d.NodeEvent ? [d.NodeEvent] : [], ctx.index);
+          row.ModifyIndex = ctx.index;
+          ctx.put(nodes, row);
           return;
         }
         case "NodeDeregistered": {
@@ -180,11 +179,10 @@ export function nodesProjection() {
           }
           for (const id of ids) {
             const node = nodes.get(id)!;
-            ctx.put(nodes, {
-              ...node,
-              Events: withEvents(node.Events, e.data.Events[id] ?? [], ctx.index),
-              ModifyIndex: ctx.index,
-            });
+            const row = copyNodeRow(node);
+            row.Events = withEvents(node.Events, e.data.Events[id] ?? [], ctx.index);
+            row.ModifyIndex = ctx.index;
+            ctx.put(nodes, row);
           }
           return;
         }
@@ -205,7 +203,11 @@ export function nodesProjection() {
             }
           }
           // Nomad leaves the node's ModifyIndex alone here: only the table moves.
-          for (const id of ids) ctx.put(nodes, { ...nodes.get(id)!, LastAllocUpdateIndex: ctx.index });
+          for (const id of ids) {
+            const row = copyNodeRow(nodes.get(id)!);
+            row.LastAllocUpdateIndex = ctx.index;
+            ctx.put(nodes, row);
+          }
           return;
         }
       }
@@ -231,39 +233,45 @@ export function nodesProjection() {
     if (existing) {
       // Nomad PR 15808: registering never changes a known node's status, and
       // the server-owned fields survive a re-registration.
-      ctx.put(nodes, {
-        ...spec,
-        Status: existing.Status,
-        SchedulingEligibility: existing.SchedulingEligibility,
-        StatusUpdatedAt: updatedAt,
-        Events: existing.Events,
-        DrainStrategy: existing.DrainStrategy,
-        LastDrain: existing.LastDrain,
-        LastMissedHeartbeatIndex: existing.LastMissedHeartbeatIndex,
-        LastAllocUpdateIndex: existing.LastAllocUpdateIndex,
-        CreateIndex: existing.CreateIndex,
-        ModifyIndex: ctx.index,
-      });
+      ctx.put(
+        nodes,
+        nodeRowFromSpec(spec, {
+          Status: existing.Status,
+          SchedulingEligibility: existing.SchedulingEligibility,
+          StatusUpdatedAt: updatedAt,
+          Events: existing.Events,
+          DrainStrategy: existing.DrainStrategy,
+          LastDrain: existing.LastDrain,
+          LastMissedHeartbeatIndex: existing.LastMissedHeartbeatIndex,
+          LastAllocUpdateIndex: existing.LastAllocUpdateIndex,
+          CreateIndex: existing.CreateIndex,
+          ModifyIndex: ctx.index,
+        }),
+      );
     } else {
-      ctx.put(nodes, {
-        ...spec,
-        StatusUpdatedAt: updatedAt,
-        Events: [
-          {
-            Message: "Node registered",
-            Subsystem: "Cluster",
-            Details: null,
-            Timestamp: goTime(updatedAt * 1000),
-            CreateIndex: ctx.index,
-          },
-        ],
-        DrainStrategy: null,
-        LastDrain: null,
-        LastMissedHeartbeatIndex: 0,
-        LastAllocUpdateIndex: 0,
-        CreateIndex: ctx.index,
-        ModifyIndex: ctx.index,
-      });
+      ctx.put(
+        nodes,
+        nodeRowFromSpec(spec, {
+          Status: spec.Status,
+          SchedulingEligibility: spec.SchedulingEligibility,
+          StatusUpdatedAt: updatedAt,
+          Events: [
+            {
+              Message: "Node registered",
+              Subsystem: "Cluster",
+              Details: null,
+              Timestamp: goTime(updatedAt * 1000),
+              CreateIndex: ctx.index,
+            },
+          ],
+          DrainStrategy: null,
+          LastDrain: null,
+          LastMissedHeartbeatIndex: 0,
+          LastAllocUpdateIndex: 0,
+          CreateIndex: ctx.index,
+          ModifyIndex: ctx.index,
+        }),
+      );
     }
     if (!secret) {
       ctx.put(secrets, {
@@ -332,13 +340,12 @@ function drained(
       Status: drain !== null ? "draining" : complete ? "complete" : "canceled",
     };
   }
-  return {
-    ...node,
-    DrainStrategy: drain,
-    SchedulingEligibility: eligibility,
-    LastDrain: lastDrain,
-    StatusUpdatedAt: seconds(at),
-    Events: withEvents(node.Events, event ? [event] : [], index),
-    ModifyIndex: index,
-  };
+  const row = copyNodeRow(node);
+  row.DrainStrategy = drain;
+  row.SchedulingEligibility = eligibility;
+  row.LastDrain = lastDrain;
+  row.StatusUpdatedAt = seconds(at);
+  row.Events = withEvents(node.Events, event ? [event] : [], index);
+  row.ModifyIndex = index;
+  return row;
 }

@@ -1,3 +1,4 @@
+import { DEFAULT_SHAPE, nodeBody } from "../nodesim/node-body.ts";
 import type { LoadCall } from "./http-load-worker.ts";
 
 /** A simulated node as the RPC benchmarks call for it: its ID and secret. */
@@ -20,6 +21,19 @@ export const registerCall = (n: CallingNode): LoadCall => ({
       Attributes: { "kernel.name": "linux", "nomad.version": "1.6.1" },
       Status: "initializing",
     },
+  }),
+});
+
+/**
+ * Node.Register of a node the server has not seen, with the body the load
+ * simulator sends (a Nomad client's fingerprint: attributes, resources,
+ * drivers, networks); `index` names it and gives it its address.
+ */
+export const simRegisterCall = (n: CallingNode, index: number): LoadCall => ({
+  path: "/v1/rpc/Node.Register",
+  token: n.secret,
+  body: JSON.stringify({
+    Node: nodeBody({ id: n.id, secret: n.secret, name: `sim-${index}`, index }, DEFAULT_SHAPE),
   }),
 });
 

@@ -14,7 +14,7 @@ import { load, loadFromProcess } from "./http-load.ts";
 import type { LoadCall } from "./http-load-worker.ts";
 import { mainThreadCpuUs } from "./main-thread-cpu.ts";
 import { minimalAllocJob } from "./minimal-alloc-job.ts";
-import { type CallingNode, heartbeatCall, registerCall } from "./node-rpc-calls.ts";
+import { type CallingNode, heartbeatCall, registerCall, simRegisterCall } from "./node-rpc-calls.ts";
 import { percentile } from "./percentile.ts";
 
 export interface RpcCostOptions {
@@ -47,6 +47,8 @@ export interface RpcCostOptions {
    * comparable with those of a plain one.
    */
   readonly cpuProfileDir?: string;
+  /** Only these of RPC_COST_METHODS (all by default). */
+  readonly methods?: readonly string[];
   readonly progress?: (what: string) => void;
 }
 
@@ -61,7 +63,18 @@ export interface RpcMethodCost {
   readonly main_thread_cpu_us_per_call: number;
   readonly p50_ms: number;
   readonly p99_ms: number;
+  /** Messages posted to the scheduler threads with records, per call (-1 without threads). */
+  readonly thread_posts_per_call: number;
 }
+
+/** The methods measured, in the order they run. */
+export const RPC_COST_METHODS: readonly string[] = [
+  "Node.UpdateStatus",
+  "Node.UpdateAlloc",
+  "Node.GetClientAllocs",
+  "Alloc.GetAllocs",
+  "Node.Register",
+];
 
 /** `nodes`, `acl` (1: ACLs on), and each method's figures as `<method>.<figure>` (flat, as the bench table prints one level). */
 export type RpcCostFigures = Readonly<Record<string, number>>;
@@ -76,8 +89,11 @@ interface BenchNode extends CallingNode {
  * that change nothing, Node.UpdateAlloc reporting the allocation running,
  * Node.GetClientAllocs and Alloc.GetAllocs answered at once) called `calls`
  * times round-robin over the nodes by `concurrency` keep-alive clients in a
- * child process, after a warm-up pass. The server runs in this process and
- * does nothing else meanwhile, so its CPU time over the run is the calls'.
+ * child process, after a warm-up pass; last, Node.Register of `calls / 4`
+ * nodes the server has not seen, with the simulator's body (a registration
+ * storm's call), after a warm-up of other fresh nodes. The server runs in
+ * this process and does nothing else meanwhile, so its CPU time over the
+ * run is the calls'.
  * With `acl`, the same on a server with ACLs on.
  */
 export async function benchRpcCost(options: RpcCostOptions = {}): Promise<RpcCostFigures> {
@@ -112,21 +128,37 @@ export async function benchRpcCost(options: RpcCostOptions = {}): Promise<RpcCos
     // would take a minute, longer than a node's heartbeat TTL, so it gets
     // more clients in flight (each a different node's) and fewer calls.
     const updates = { calls: Math.ceil(total / 4), concurrency: Math.min(count, concurrency * 12) };
-    const plan: [string, (n: BenchNode) => LoadCall, { calls: number; concurrency: number }][] = [
-      ["Node.UpdateStatus", heartbeatCall, { calls: total, concurrency }],
-      ["Node.UpdateAlloc", updateAllocCall, updates],
-      ["Node.GetClientAllocs", clientAllocsCall, { calls: total, concurrency }],
-      ["Alloc.GetAllocs", getAllocsCall, { calls: total, concurrency }],
+    const roundRobin =
+      (call: (n: BenchNode) => LoadCall) =>
+      (n: number): LoadCall[] =>
+        Array.from({ length: n }, (_, i) => call(nodes[i % count]!));
+    // Registrations of nodes the server has not seen, as in a registration
+    // storm: the warm-up's nodes are others than the measured run's. Last,
+    // so the other methods run on a server of `count` nodes.
+    let registered = count;
+    const freshNodes = (n: number): LoadCall[] =>
+      Array.from({ length: n }, () =>
+        simRegisterCall({ id: randomUUID(), secret: randomUUID() }, registered++),
+      );
+    const plan: [string, (n: number) => LoadCall[], { calls: number; concurrency: number }][] = [
+      ["Node.UpdateStatus", roundRobin(heartbeatCall), { calls: total, concurrency }],
+      ["Node.UpdateAlloc", roundRobin(updateAllocCall), updates],
+      ["Node.GetClientAllocs", roundRobin(clientAllocsCall), { calls: total, concurrency }],
+      ["Alloc.GetAllocs", roundRobin(getAllocsCall), { calls: total, concurrency }],
+      ["Node.Register", freshNodes, { calls: Math.ceil(total / 4), concurrency }],
     ];
-    for (const [method, call, size] of plan) {
-      const calls = Array.from({ length: size.calls }, (_, i) => call(nodes[i % count]!));
+    for (const [method, makeCalls, size] of plan) {
+      if (options.methods && !options.methods.includes(method)) continue;
+      const warmUp = makeCalls(Math.min(size.calls, 2_000));
+      const calls = makeCalls(size.calls);
       progress(`rpc cost: ${method}, ${size.calls} calls by ${size.concurrency} clients`);
       // Nodes stay ready (a down node's updates are refused) however long the previous method took.
       await load(url, nodes.map(heartbeatCall), { concurrency: 32 });
-      await loadFromProcess(url, calls.slice(0, Math.min(size.calls, 2_000)), size);
+      await loadFromProcess(url, warmUp, size);
       const profiling = options.cpuProfileDir
         ? await startCpuProfile(join(options.cpuProfileDir, `${method}.cpuprofile`))
         : undefined;
+      const posts0 = server.schedulerThreads?.forwarding.messages;
       const main0 = mainThreadCpuUs();
       const cpu0 = process.cpuUsage();
       const run = await loadFromProcess(url, calls, size);
@@ -142,6 +174,10 @@ export async function benchRpcCost(options: RpcCostOptions = {}): Promise<RpcCos
         main_thread_cpu_us_per_call: Number.isNaN(main) ? -1 : round1(main / size.calls),
         p50_ms: percentile(latencies, 0.5),
         p99_ms: percentile(latencies, 0.99),
+        thread_posts_per_call:
+          posts0 === undefined
+            ? -1
+            : round2((server.schedulerThreads!.forwarding.messages - posts0) / size.calls),
       };
       for (const [figure, value] of Object.entries(cost)) figures[`${method}.${figure}`] = value;
     }
@@ -153,6 +189,7 @@ export async function benchRpcCost(options: RpcCostOptions = {}): Promise<RpcCos
 }
 
 const round1 = (n: number) => Math.round(n * 10) / 10;
+const round2 = (n: number) => Math.round(n * 100) / 100;
 
 /** ACLs bootstrapped, as a cluster running with them is: its management token is not needed further. */
 async function bootstrapAcl(url: string): Promise<void> {

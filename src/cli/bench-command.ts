@@ -19,7 +19,7 @@ import { benchPipeline, type PipelineBenchOptions } from "../bench/pipeline-benc
 import { benchPorts } from "../bench/ports-bench.ts";
 import { benchPreferences, flatPreferencesFigures } from "../bench/preferences-bench.ts";
 import { benchRegistration, type RegistrationBenchOptions } from "../bench/registration-bench.ts";
-import { benchRpcCost } from "../bench/rpc-cost-bench.ts";
+import { benchRpcCost, RPC_COST_METHODS } from "../bench/rpc-cost-bench.ts";
 import { benchScheduler } from "../bench/scheduler-bench.ts";
 import { benchVisible } from "../bench/store-bench.ts";
 import { benchVariables } from "../bench/variables-bench.ts";
@@ -36,7 +36,7 @@ const USAGE = `Usage: chronomad bench [--json] [--eval-delete | --all]
        chronomad bench --log-open [--log-sizes MB,MB,...] [--json]
        chronomad bench --history-read [--transitions N] [--json]
        chronomad bench --csi [--json]
-       chronomad bench --rpc-cost [--acl] [--cpu-profile DIR] [--json]
+       chronomad bench --rpc-cost [--acl] [--methods M,M] [--cpu-profile DIR] [--json]
 
 Runs chronomad's benchmarks (file log appends, replay, append-to-visible,
 filters, event stream, heartbeats, ACLs, scheduler, job registrations,
@@ -107,9 +107,12 @@ The client RPC cost benchmark alone (--rpc-cost): 1,000 ready nodes with
 one allocation each; then Node.UpdateStatus, Node.GetClientAllocs,
 Alloc.GetAllocs, 20,000 calls each by 16 keep-alive clients in another
 process, and Node.UpdateAlloc, 5,000 calls by 192 (it answers after its
-50 ms window): the server's CPU time per call (every thread, and the
-main thread's alone), calls/s, p50/p99 latency. With --acl, the same on a
-server with ACLs enabled and bootstrapped (nodes call with their secrets).
+50 ms window), then Node.Register of 5,000 nodes the server has not seen
+(the simulator's body) by 16: the server's CPU time per call (every
+thread, and the main thread's alone), calls/s, p50/p99 latency. With
+--methods, only the methods named (e.g. Node.Register). With --acl, the
+same on a server with ACLs enabled and bootstrapped (nodes call with
+their secrets).
 With --cpu-profile DIR, a CPU profile of the server's main thread for each
 method's measured run is written to DIR/<method>.cpuprofile (the sampler
 adds to the figures of that run).
@@ -178,6 +181,7 @@ export async function runBench(args: readonly string[], out: NodeJS.WritableStre
     figures.rpc_cost = await benchRpcCost({
       acl: parsed.rpcCostAcl,
       cpuProfileDir: parsed.rpcCostProfileDir,
+      methods: parsed.rpcCostMethods,
       progress,
     });
     return report(figures, json, out, false);
@@ -292,6 +296,8 @@ interface BenchArgs {
   readonly rpcCostAcl: boolean;
   /** Where the client RPC cost benchmark writes its CPU profiles. */
   readonly rpcCostProfileDir: string | undefined;
+  /** Only these methods of the client RPC cost benchmark. */
+  readonly rpcCostMethods: readonly string[] | undefined;
   /** Only the file log open benchmark, at these sizes (MB). */
   readonly logOpen: readonly number[] | undefined;
   /** Only the history benchmark, with this many transitions. */
@@ -325,6 +331,7 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
     "--nodes",
     "--workers",
     "--cpu-profile",
+    "--methods",
   ];
   const seen = new Set<string>();
   const values = new Map<string, string>();
@@ -367,6 +374,11 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
   const given = (a: string) => seen.has(a) || values.has(a);
   if (seen.has("--acl") && !seen.has("--rpc-cost")) return "--acl is for --rpc-cost";
   if (values.has("--cpu-profile") && !seen.has("--rpc-cost")) return "--cpu-profile is for --rpc-cost";
+  if (values.has("--methods") && !seen.has("--rpc-cost")) return "--methods is for --rpc-cost";
+  const methods = values.get("--methods")?.split(",");
+  const unknownMethod = methods?.find((m) => !RPC_COST_METHODS.includes(m));
+  if (unknownMethod !== undefined)
+    return `--methods: unknown method ${unknownMethod} (known: ${RPC_COST_METHODS.join(", ")})`;
   const pipelineOnly = seen.has("--pipeline");
   if (pipelineOnly && registrationOnly)
     return "--pipeline and --registration (or --vs) are separate benchmarks";
@@ -397,6 +409,7 @@ function parseArgs(args: readonly string[]): BenchArgs | string {
     rpcCost: seen.has("--rpc-cost"),
     rpcCostAcl: seen.has("--acl"),
     rpcCostProfileDir: values.get("--cpu-profile"),
+    rpcCostMethods: methods,
     logOpen: seen.has("--log-open") ? sizes : undefined,
     historyRead: seen.has("--history-read") ? (transitions ?? 2_000_000) : undefined,
   };

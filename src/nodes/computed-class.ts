@@ -14,24 +14,35 @@ export function computeNodeClass(
     readonly NodePool?: string;
   },
 ): string {
-  const input = {
-    Datacenter: node.Datacenter,
-    NodeClass: node.NodeClass,
-    Attributes: withoutUnique(node.Attributes),
-    Meta: withoutUnique(node.Meta ?? {}),
-    Devices: node.NodeResources?.Devices ?? null,
-    // Nomad hashes the pool too. Left out for `default`, so the classes of
-    // nodes registered before node pools existed stay what they were.
-    ...(node.NodePool && node.NodePool !== "default" ? { NodePool: node.NodePool } : {}),
-  };
-  const digest = createHash("sha256").update(canonicalJson(input)).digest();
+  // The canonical JSON of { Datacenter, NodeClass, Attributes and Meta
+  // without their `unique.` keys, Devices, NodePool unless default },
+  // written in one pass in its sorted key order (Attributes, Datacenter,
+  // Devices, Meta, NodeClass, NodePool): the same text as building that
+  // object and serializing it, without the copies and the second sorts.
+  let json = `{"Attributes":${withoutUniqueJson(node.Attributes)},"Datacenter":${canonicalJson(node.Datacenter)}`;
+  json += `,"Devices":${canonicalJson(node.NodeResources?.Devices ?? null)}`;
+  json += `,"Meta":${withoutUniqueJson(node.Meta ?? {})},"NodeClass":${canonicalJson(node.NodeClass)}`;
+  // Nomad hashes the pool too. Left out for `default`, so the classes of
+  // nodes registered before node pools existed stay what they were.
+  if (node.NodePool && node.NodePool !== "default") json += `,"NodePool":${canonicalJson(node.NodePool)}`;
+  const digest = createHash("sha256").update(`${json}}`).digest();
   return `v1:${digest.readBigUInt64BE(0).toString()}`;
 }
 
-function withoutUnique(map: Readonly<Record<string, string>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const k of Object.keys(map).sort()) if (!k.startsWith("unique.")) out[k] = map[k]!;
-  return out;
+/**
+ * canonicalJson of the map without its `unique.` keys. `__proto__` is left
+ * out too, as copying the map into a fresh object did (that assignment sets
+ * no own key).
+ */
+function withoutUniqueJson(map: Readonly<Record<string, string>>): string {
+  let out = "{";
+  let first = true;
+  for (const k of Object.keys(map).sort()) {
+    if (k.startsWith("unique.") || k === "__proto__") continue;
+    out += `${first ? "" : ","}${JSON.stringify(k)}:${canonicalJson(map[k])}`;
+    first = false;
+  }
+  return `${out}}`;
 }
 
 function canonicalJson(value: unknown): string {

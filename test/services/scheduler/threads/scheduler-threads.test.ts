@@ -267,3 +267,63 @@ describe("a lost scheduler thread", () => {
     expect(await threads.hashes(index)).toEqual([{ index, hash: mainHash(main) }]);
   });
 });
+
+describe.each([1, 2])("records held for a later post (%i workers)", (workers) => {
+  async function holding(main: MainStore, hold: { recordsHoldMs?: number; recordsHoldBytes?: number }) {
+    const threads = new SchedulerThreads({ workers, store: main.store, logger: quiet, ...hold });
+    opened.push(threads);
+    return main.startThreads(threads);
+  }
+  const turn = () => new Promise((r) => setImmediate(r));
+
+  it("posts records of several writes together, with the request that follows them", async () => {
+    const main = await mainStore();
+    await main.addNodes(5);
+    const evalID = await main.registerJob("held", 2);
+    const threads = await holding(main, { recordsHoldMs: 60_000 });
+    const before = threads.forwarding;
+    await main.addNodes(1);
+    await main.addNodes(1);
+    await turn();
+    // Two writes, two applied batches, each in its own turn: nothing posted yet.
+    expect(threads.forwarding.messages).toBe(before.messages);
+    const index = main.store.appliedIndex;
+    const outcome = await threads.schedule({
+      evaluation: main.tables.evals.get(evalID)!,
+      minIndex: index,
+      nowMs: Date.now(),
+      attempt: 0,
+    });
+    expect(outcome.atIndex).toBeGreaterThanOrEqual(index);
+    const after = threads.forwarding;
+    // One message per thread carried both writes' records, two each (the request rode on one of them).
+    expect(after.messages - before.messages).toBe(workers);
+    expect(after.records - before.records).toBe(4 * workers);
+  });
+
+  it("sends held records before a hash question, which then waits for no timer", async () => {
+    const main = await mainStore();
+    await main.addNodes(3);
+    const threads = await holding(main, { recordsHoldMs: 60_000 });
+    await main.addNodes(2);
+    const index = main.store.appliedIndex;
+    for (const h of await threads.hashes(index)) expect(h).toEqual({ index, hash: mainHash(main) });
+  });
+
+  it("posts held records within the hold time, and at the end of the turn past the byte bound", async () => {
+    const main = await mainStore();
+    await main.addNodes(3);
+    const timed = await holding(main, { recordsHoldMs: 20 });
+    let before = timed.forwarding.messages;
+    await main.addNodes(1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(timed.forwarding.messages - before).toBe(workers);
+    await timed.close();
+
+    const bounded = await holding(main, { recordsHoldMs: 60_000, recordsHoldBytes: 1 });
+    before = bounded.forwarding.messages;
+    await main.addNodes(1);
+    await turn();
+    expect(bounded.forwarding.messages - before).toBe(workers);
+  });
+});
