@@ -1,6 +1,7 @@
 import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { pino } from "pino";
+import { filter } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { createProjections } from "../../projections/index.ts";
 import { EnvelopeCodec } from "../../src/codec/envelope-codec.ts";
@@ -17,11 +18,13 @@ import { allSchemas } from "../../streams/index.ts";
  * stores with a change$ subscriber, the time and bytes of each record
  * taken by type. Run on demand only:
  * CHRONOMAD_APPLY_FIGURES=/path/to/log npx vitest run test/projections/apply-figures.test.ts
- * (CHRONOMAD_APPLY_FIGURES_RUNS: replays, 5 unless set).
+ * (CHRONOMAD_APPLY_FIGURES_RUNS: replays, 5 unless set;
+ * CHRONOMAD_APPLY_FIGURES_SUBSCRIBERS: change$ subscribers, 12 unless set).
  */
 const dir = process.env.CHRONOMAD_APPLY_FIGURES;
 if (!dir) console.warn("apply figures skipped: set CHRONOMAD_APPLY_FIGURES to a kept log directory");
 const RUNS = Number(process.env.CHRONOMAD_APPLY_FIGURES_RUNS ?? 5);
+const SUBSCRIBERS = Number(process.env.CHRONOMAD_APPLY_FIGURES_SUBSCRIBERS ?? 12);
 
 interface TypeCost {
   records: number;
@@ -80,11 +83,16 @@ async function replay(log: MemoryLog): Promise<{ byType: Map<string, TypeCost>; 
     projections: createProjections().all,
     logger: pino({ level: "silent" }),
   });
-  // As a live server: change$ has subscribers, so every change is built and emitted.
-  const sub = store.change$.subscribe(() => {});
+  // As a live server: change$ has a dozen subscribers or more (services,
+  // watches, the event hub, the history store), some behind a filter.
+  const subs = Array.from({ length: SUBSCRIBERS }, (_, i) =>
+    (i % 2 === 0 ? store.change$ : store.change$.pipe(filter((c) => c.table === "nodes"))).subscribe(
+      () => {},
+    ),
+  );
   await store.start();
   close();
-  sub.unsubscribe();
+  for (const sub of subs) sub.unsubscribe();
   const hash = store.hash();
   await store.stop();
   return { byType, hash };
