@@ -31,6 +31,8 @@ interface TypeCost {
   /** Placements (plan records) or allocation entries (client updates). */
   entries: number;
   ms: number;
+  /** Process CPU (user + system, every thread: GC helpers too), ms: steadier than `ms` on a loaded machine. */
+  cpuMs: number;
   /** Bytes allocated, over the records during which no GC ran (the heap only grew). */
   bytes: number;
   entriesMeasured: number;
@@ -49,11 +51,13 @@ async function replay(log: MemoryLog): Promise<{ byType: Map<string, TypeCost>; 
   const codec = new EnvelopeCodec(allSchemas);
   const decode = codec.decode.bind(codec);
   const byType = new Map<string, TypeCost>();
-  let last: { cost: TypeCost; t: number; used: number; entries: number } | undefined;
+  let last: { cost: TypeCost; t: number; cpu: NodeJS.CpuUsage; used: number; entries: number } | undefined;
   const close = () => {
     if (!last) return;
     const used = getHeapStatistics().used_heap_size;
     last.cost.ms += performance.now() - last.t;
+    const cpu = process.cpuUsage(last.cpu);
+    last.cost.cpuMs += (cpu.user + cpu.system) / 1000;
     if (used >= last.used) {
       last.cost.bytes += used - last.used;
       last.cost.entriesMeasured += last.entries;
@@ -65,16 +69,17 @@ async function replay(log: MemoryLog): Promise<{ byType: Map<string, TypeCost>; 
     close();
     const used = getHeapStatistics().used_heap_size;
     const t = performance.now();
+    const cpu = process.cpuUsage();
     const e = decode(bytes);
     let cost = byType.get(e.type);
     if (!cost) {
-      cost = { records: 0, entries: 0, ms: 0, bytes: 0, entriesMeasured: 0 };
+      cost = { records: 0, entries: 0, ms: 0, cpuMs: 0, bytes: 0, entriesMeasured: 0 };
       byType.set(e.type, cost);
     }
     const entries = entriesOf(e);
     cost.records++;
     cost.entries += entries;
-    last = { cost, t, used, entries };
+    last = { cost, t, cpu, used, entries };
     return e;
   };
   const store = new Store({
@@ -116,7 +121,7 @@ describe.skipIf(!dir)("applying a burst's records (figures)", () => {
       const client = byType.get("AllocClientUpdated");
       const per = (c: TypeCost | undefined) =>
         c
-          ? `${((c.ms * 1000) / c.entries).toFixed(1)} µs, ${Math.round(c.bytes / c.entriesMeasured)} B an entry (${c.records} records, ${c.entries} entries, ${c.ms.toFixed(0)} ms)`
+          ? `${((c.ms * 1000) / c.entries).toFixed(1)} µs (CPU ${((c.cpuMs * 1000) / c.entries).toFixed(1)} µs), ${Math.round(c.bytes / c.entriesMeasured)} B an entry (${c.records} records, ${c.entries} entries, ${c.ms.toFixed(0)} ms)`
           : "none";
       let total = 0;
       for (const c of byType.values()) total += c.ms;
