@@ -53,6 +53,17 @@ export function allocsProjection(nodes: Table<NodeRow>, jobVersions?: Table<JobR
       // The CSI volumes live allocations ask to write (projections/csi-volume-writers.ts).
       csi_write: writtenVolumeKeys,
     },
+    // What each index above reads: a client's update changes none of them
+    // but its status (see TableSpec.indexedFields).
+    indexedFields: {
+      node: ["NodeID"],
+      job: ["Namespace", "JobID"],
+      eval: ["EvalID"],
+      namespace: ["Namespace"],
+      deployment: ["DeploymentID"],
+      signing_key: ["SigningKeyID", "DesiredStatus", "ClientStatus"],
+      csi_write: ["Job", "TaskGroup", "Namespace", "Name", "DesiredStatus", "ClientStatus"],
+    },
     order: byCreateIndexThenId,
     sums: { [NODE_USAGE]: nodeUsageSum },
   });

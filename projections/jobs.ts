@@ -243,6 +243,8 @@ export function jobsProjection(deps: JobsProjectionDeps) {
 
   /** Folds one allocation or evaluation change into its job's summary and status. */
   const observe = (ctx: ApplyContext, change: Change) => {
+    if (change.table === "allocs" && countsNothing(change.before as AllocRow, change.after as AllocRow))
+      return;
     const row = (change.after ?? change.before) as AllocRow | EvaluationRow;
     const key = jobKey(row.Namespace, row.JobID);
     const summary = summaries.get(key);
@@ -441,6 +443,21 @@ function allocChanged(
  * Module functions, not closures made per change: tsx names every closure
  * it compiles, a property write per creation on the apply's hottest path.
  */
+/**
+ * An allocation change allocChanged would fold into nothing: neither new
+ * nor deleted, the same client status and liveness (a client's report of
+ * its task states, most of them). Told before the job's key is joined and
+ * its summary looked up.
+ */
+function countsNothing(before: AllocRow | undefined, after: AllocRow | undefined): boolean {
+  return (
+    before !== undefined &&
+    after !== undefined &&
+    before.ClientStatus === after.ClientStatus &&
+    liveAlloc(before) === liveAlloc(after)
+  );
+}
+
 function liveAlloc(a: AllocRow | undefined): number {
   return a && !isTerminalAlloc(a) ? 1 : 0;
 }

@@ -515,29 +515,43 @@ function csiWriterConflict(
   leaving: ReadonlySet<string>,
 ): string | undefined {
   if (!t.csiVolumes) return undefined;
-  const asks: { tg: TaskGroupSpec | undefined; name: string; namespace: string; jobID: string }[] = [];
+  // Asked group by group, without a list of what each placement asks: most
+  // groups have no volumes, and this runs for every node part a plan places on.
   for (const a of p.placed) {
     const tg = a.Job?.TaskGroups.find((g) => g.Name === a.TaskGroup) as TaskGroupSpec | undefined;
-    asks.push({ tg, name: a.Name, namespace: a.Namespace, jobID: a.JobID });
+    const conflict = volumeConflict(t, tg, a.Name, a.Namespace, a.JobID, leaving);
+    if (conflict !== undefined) return conflict;
   }
   if (job) {
-    for (const a of p.placements)
-      asks.push({ tg: groupOf(job, a.TaskGroup), name: a.Name, namespace: job.Namespace, jobID: job.ID });
-  }
-  for (const { tg, name, namespace, jobID } of asks) {
-    const volumes = tg?.Volumes;
-    if (!volumes) continue;
-    for (const v of Object.values(volumes)) {
-      if (v?.Type !== "csi" || v.ReadOnly === true) continue;
-      const id = requestedVolumeID(v, name);
-      const key = volumeWriterKey(namespace, id);
-      // No such volume: nothing to exceed (and records from before volumes apply as they did).
-      const volume = t.csiVolumes.get(key);
-      if (!volume) continue;
-      const other = otherWriter(volume, key, v.AccessMode ?? "", namespace, jobID, t.allocs, leaving);
-      if (other !== undefined)
-        return `CSI volume ${id} has exhausted its available writer claims: allocation ${other} writes it`;
+    for (const a of p.placements) {
+      const conflict = volumeConflict(t, groupOf(job, a.TaskGroup), a.Name, job.Namespace, job.ID, leaving);
+      if (conflict !== undefined) return conflict;
     }
+  }
+  return undefined;
+}
+
+/** csiWriterConflict for one placement of group `tg`. */
+function volumeConflict(
+  t: PlanTables,
+  tg: TaskGroupSpec | undefined,
+  name: string,
+  namespace: string,
+  jobID: string,
+  leaving: ReadonlySet<string>,
+): string | undefined {
+  const volumes = tg?.Volumes;
+  if (!volumes) return undefined;
+  for (const v of Object.values(volumes)) {
+    if (v?.Type !== "csi" || v.ReadOnly === true) continue;
+    const id = requestedVolumeID(v, name);
+    const key = volumeWriterKey(namespace, id);
+    // No such volume: nothing to exceed (and records from before volumes apply as they did).
+    const volume = t.csiVolumes!.get(key);
+    if (!volume) continue;
+    const other = otherWriter(volume, key, v.AccessMode ?? "", namespace, jobID, t.allocs, leaving);
+    if (other !== undefined)
+      return `CSI volume ${id} has exhausted its available writer claims: allocation ${other} writes it`;
   }
   return undefined;
 }
@@ -556,8 +570,10 @@ function idsOf(p: NodePart): string[] {
   ];
 }
 
+/** A loop, not find with a closure: asked three times for every placement. */
 function groupOf(job: JobRow, name: string): TaskGroupSpec | undefined {
-  return job.TaskGroups.find((tg) => tg.Name === name);
+  for (const tg of job.TaskGroups) if (tg.Name === name) return tg;
+  return undefined;
 }
 
 /** Nomad's AllocMetric of a placement: what the placement recorded of its search, Nomad's zero values elsewhere. */

@@ -450,7 +450,11 @@ export function isTerminalAlloc(a: AllocStatus): boolean {
 
 /** The allocation's task group in its job snapshot. */
 export function allocTaskGroup(a: Pick<AllocationSpec, "Job" | "TaskGroup">): AllocTaskGroup | undefined {
-  return a.Job?.TaskGroups.find((tg) => tg.Name === a.TaskGroup);
+  // A loop, not find with a closure: the allocs table's csi_write index asks it on every new row.
+  const groups = a.Job?.TaskGroups;
+  if (!groups) return undefined;
+  for (const tg of groups) if (tg.Name === a.TaskGroup) return tg;
+  return undefined;
 }
 
 /** The group's max_client_disconnect in milliseconds, or undefined when the group does not tolerate disconnects. */

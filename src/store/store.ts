@@ -4,6 +4,7 @@ import { type Observable, Subject, type Subscription } from "rxjs";
 import type { Envelope } from "../../streams/event-schema.ts";
 import { type EnvelopeCodec, packPlain } from "../codec/envelope-codec.ts";
 import type { AppendResult, EventLog, LogRecord } from "../log/event-log.ts";
+import { Fanout } from "./fanout.ts";
 import type { ApplyContext, Change, Outcome, Projection, Refusal } from "./projection.ts";
 import type { SnapshotData, SnapshotFile } from "./snapshot-file.ts";
 import type { AnyTable, IndexedRow, Table } from "./table.ts";
@@ -61,7 +62,8 @@ export class Store {
   private readonly byType = new Map<string, Slot[]>();
   private readonly observers = new Map<string, Slot[]>();
   private readonly tables = new Map<string, AnyTable>();
-  private readonly changes = new Subject<Change>();
+  /** Not a Subject: see Fanout (every change of every record goes through it). */
+  private readonly changes = new Fanout<Change>();
   private readonly applied = new Subject<AppliedBatch>();
   private readonly waiters = new Waiters<Outcome>();
   /**
@@ -81,7 +83,7 @@ export class Store {
   private failure: Error | undefined;
 
   /** Every row change, in log order. */
-  readonly change$: Observable<Change> = this.changes.asObservable();
+  readonly change$: Observable<Change> = this.changes.observable;
   /** One emission per applied batch of records. */
   readonly applied$: Observable<AppliedBatch> = this.applied.asObservable();
 
@@ -416,7 +418,7 @@ class RecordContext implements ApplyContext {
   private changed = false;
 
   constructor(
-    private readonly changes: Subject<Change>,
+    private readonly changes: Fanout<Change>,
     private readonly observers: ReadonlyMap<string, readonly Slot[]>,
   ) {}
 

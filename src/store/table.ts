@@ -13,6 +13,15 @@ export interface TableSpec<R extends IndexedRow> {
   readonly key: (row: R) => string;
   /** Secondary, non-unique indexes: index name -> the value(s) a row is filed under. */
   readonly indexes?: Readonly<Record<string, (row: R) => string | readonly string[] | undefined>>;
+  /**
+   * Per secondary index, every field its value is computed from. A changed
+   * row that holds the same value (by reference) in each of them keeps its
+   * place in that index without the index function being called twice: an
+   * allocation's client update keeps its node, job, evaluation and so on,
+   * and computing those values (a job key joined anew, a task group looked
+   * up) was most of what refiling it cost. Leave an index out when unsure.
+   */
+  readonly indexedFields?: Readonly<Record<string, readonly (keyof R & string)[]>>;
   /** A total order for paginated listing; rows are also kept in this order. */
   readonly order?: Compare<R>;
   /**
@@ -138,6 +147,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
   private readonly indexers: readonly (readonly [
     ShardedMap<KeySet>,
     (row: R) => string | readonly string[] | undefined,
+    readonly (keyof R & string)[] | undefined,
   ])[];
   private readonly sums = new Map<string, KeptSum<R>>();
   private readonly summers: readonly KeptSum<R>[];
@@ -149,7 +159,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
     this.indexers = Object.entries(spec.indexes ?? {}).map(([name, fn]) => {
       const idx = new ShardedMap<KeySet>();
       this.secondary.set(name, idx);
-      return [idx, fn] as const;
+      return [idx, fn, spec.indexedFields?.[name]] as const;
     });
     this.ordered = spec.order ? new SortedList(spec.order) : undefined;
     this.keys = spec.sortedKeys === false ? undefined : new SortedList<string>(compareStrings);
@@ -309,7 +319,8 @@ export class Table<R extends IndexedRow> implements AnyTable {
    * nothing, where unfiling and filing again would touch every set.
    */
   private refile(key: string, before: R, after: R): void {
-    for (const [idx, fn] of this.indexers) {
+    for (const [idx, fn, fields] of this.indexers) {
+      if (fields !== undefined && sameFields(fields, before, after)) continue;
       const was = fn(before);
       const now = fn(after);
       if (was === now || (typeof was !== "string" && typeof now !== "string" && sameValues(was, now)))
@@ -328,6 +339,11 @@ export class Table<R extends IndexedRow> implements AnyTable {
       else if (values) for (const value of values) unfileFrom(idx, value, key);
     }
   }
+}
+
+function sameFields<R>(fields: readonly (keyof R)[], before: R, after: R): boolean {
+  for (let i = 0; i < fields.length; i++) if (before[fields[i]!] !== after[fields[i]!]) return false;
+  return true;
 }
 
 function sameValues(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {

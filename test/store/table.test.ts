@@ -99,4 +99,32 @@ describe("Table", () => {
     expect(t.index).toBe(42);
     expect(t.by("node", "n1").length).toBe(2);
   });
+
+  it("refiles a changed row only under the indexes whose declared fields changed", () => {
+    const calls: string[] = [];
+    const t = new Table<Row>({
+      name: "rows",
+      key: (r) => r.ID,
+      indexes: {
+        node: (r) => {
+          calls.push(r.NodeID);
+          return r.NodeID;
+        },
+        tag: (r) => r.Tags,
+      },
+      indexedFields: { node: ["NodeID"] },
+    });
+    const tags = ["x"];
+    t.put(row("a", "n1", 1, tags), 1);
+    calls.length = 0;
+    // Same NodeID: the node index is not asked again; Tags has no declared fields and is.
+    t.put({ ...row("a", "n1", 1, tags), ModifyIndex: 2 }, 2);
+    expect(calls).toEqual([]);
+    t.put({ ...row("a", "n2", 1, ["y"]), ModifyIndex: 3 }, 3);
+    expect(calls).toEqual(["n1", "n2"]);
+    expect(t.by("node", "n1")).toEqual([]);
+    expect(t.by("node", "n2").map((r) => r.ID)).toEqual(["a"]);
+    expect(t.by("tag", "x")).toEqual([]);
+    expect(t.by("tag", "y").map((r) => r.ID)).toEqual(["a"]);
+  });
 });

@@ -1,0 +1,135 @@
+import { getHeapStatistics, setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import { pino } from "pino";
+import { filter } from "rxjs";
+import { describe, expect, it } from "vitest";
+import { createProjections } from "../../projections/index.ts";
+import { EnvelopeCodec } from "../../src/codec/envelope-codec.ts";
+import { openFileLogReadOnly } from "../../src/log/file/index.ts";
+import { MemoryLog } from "../../src/log/memory-log.ts";
+import { Store } from "../../src/store/store.ts";
+import type { Envelope } from "../../streams/event-schema.ts";
+import { allSchemas } from "../../streams/index.ts";
+
+/**
+ * The figures docs/architecture.md ("The cost of applying a plan record")
+ * quotes for applying a placement burst's records: a kept log (a load
+ * bench run's, `--keep-data`: its log/ directory) replayed into fresh
+ * stores with a change$ subscriber, the time and bytes of each record
+ * taken by type. Run on demand only:
+ * CHRONOMAD_APPLY_FIGURES=/path/to/log npx vitest run test/projections/apply-figures.test.ts
+ * (CHRONOMAD_APPLY_FIGURES_RUNS: replays, 5 unless set;
+ * CHRONOMAD_APPLY_FIGURES_SUBSCRIBERS: change$ subscribers, 12 unless set).
+ */
+const dir = process.env.CHRONOMAD_APPLY_FIGURES;
+if (!dir) console.warn("apply figures skipped: set CHRONOMAD_APPLY_FIGURES to a kept log directory");
+const RUNS = Number(process.env.CHRONOMAD_APPLY_FIGURES_RUNS ?? 5);
+const SUBSCRIBERS = Number(process.env.CHRONOMAD_APPLY_FIGURES_SUBSCRIBERS ?? 12);
+
+interface TypeCost {
+  records: number;
+  /** Placements (plan records) or allocation entries (client updates). */
+  entries: number;
+  ms: number;
+  /** Process CPU (user + system, every thread: GC helpers too), ms: steadier than `ms` on a loaded machine. */
+  cpuMs: number;
+  /** Bytes allocated, over the records during which no GC ran (the heap only grew). */
+  bytes: number;
+  entriesMeasured: number;
+}
+
+/** How many allocations a record places or reports. */
+function entriesOf(e: Envelope): number {
+  const data = e.data as { Placed?: unknown[]; Placements?: unknown[]; Allocs?: unknown[] };
+  if (e.type === "AllocsPlanApplied") return (data.Placed?.length ?? 0) + (data.Placements?.length ?? 0);
+  if (e.type === "AllocClientUpdated") return data.Allocs?.length ?? 0;
+  return 0;
+}
+
+/** One replay of `log` into fresh projections; per record type, from one decode to the next. */
+async function replay(log: MemoryLog): Promise<{ byType: Map<string, TypeCost>; hash: string }> {
+  const codec = new EnvelopeCodec(allSchemas);
+  const decode = codec.decode.bind(codec);
+  const byType = new Map<string, TypeCost>();
+  let last: { cost: TypeCost; t: number; cpu: NodeJS.CpuUsage; used: number; entries: number } | undefined;
+  const close = () => {
+    if (!last) return;
+    const used = getHeapStatistics().used_heap_size;
+    last.cost.ms += performance.now() - last.t;
+    const cpu = process.cpuUsage(last.cpu);
+    last.cost.cpuMs += (cpu.user + cpu.system) / 1000;
+    if (used >= last.used) {
+      last.cost.bytes += used - last.used;
+      last.cost.entriesMeasured += last.entries;
+    }
+  };
+  // The store decodes each record before applying it: a record's cost runs
+  // from its decode to the next one's (the batch's bookkeeping included).
+  codec.decode = (bytes: Uint8Array): Envelope => {
+    close();
+    const used = getHeapStatistics().used_heap_size;
+    const t = performance.now();
+    const cpu = process.cpuUsage();
+    const e = decode(bytes);
+    let cost = byType.get(e.type);
+    if (!cost) {
+      cost = { records: 0, entries: 0, ms: 0, cpuMs: 0, bytes: 0, entriesMeasured: 0 };
+      byType.set(e.type, cost);
+    }
+    const entries = entriesOf(e);
+    cost.records++;
+    cost.entries += entries;
+    last = { cost, t, cpu, used, entries };
+    return e;
+  };
+  const store = new Store({
+    log,
+    codec,
+    projections: createProjections().all,
+    logger: pino({ level: "silent" }),
+  });
+  // As a live server: change$ has a dozen subscribers or more (services,
+  // watches, the event hub, the history store), some behind a filter.
+  const subs = Array.from({ length: SUBSCRIBERS }, (_, i) =>
+    (i % 2 === 0 ? store.change$ : store.change$.pipe(filter((c) => c.table === "nodes"))).subscribe(
+      () => {},
+    ),
+  );
+  await store.start();
+  close();
+  for (const sub of subs) sub.unsubscribe();
+  const hash = store.hash();
+  await store.stop();
+  return { byType, hash };
+}
+
+describe.skipIf(!dir)("applying a burst's records (figures)", () => {
+  it("reports µs and bytes per placement and per client entry", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const source = await openFileLogReadOnly(dir!);
+    const log = new MemoryLog();
+    for await (const batch of source.read(1, { maxBatch: 4096 })) await log.append(batch.map((r) => r.bytes));
+    await source.close();
+    const hashes = new Set<string>();
+    const lines: string[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      gc();
+      const { byType, hash } = await replay(log);
+      hashes.add(hash);
+      const plan = byType.get("AllocsPlanApplied");
+      const client = byType.get("AllocClientUpdated");
+      const per = (c: TypeCost | undefined) =>
+        c
+          ? `${((c.ms * 1000) / c.entries).toFixed(1)} µs (CPU ${((c.cpuMs * 1000) / c.entries).toFixed(1)} µs), ${Math.round(c.bytes / c.entriesMeasured)} B an entry (${c.records} records, ${c.entries} entries, ${c.ms.toFixed(0)} ms)`
+          : "none";
+      let total = 0;
+      for (const c of byType.values()) total += c.ms;
+      lines.push(
+        `run ${run + 1}: plan ${per(plan)}; client ${per(client)}; all records ${total.toFixed(0)} ms; hash ${hash.slice(0, 12)}`,
+      );
+    }
+    console.log(lines.join("\n"));
+    expect(hashes.size).toBe(1);
+  }, 600_000);
+});
