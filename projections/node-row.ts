@@ -1,11 +1,5 @@
-import type {
-  DrainMetadata,
-  DrainStrategy,
-  NodeSpec,
-  NodeStatus,
-  SchedulingEligibility,
-} from "../streams/nodes.ts";
-import type { NodeEvent, NodeRow } from "./nodes.ts";
+import type { NodeSpec } from "../streams/nodes.ts";
+import type { NodeRow } from "./nodes.ts";
 
 /*
  * Node rows built field by field. A node row has 32 fields; `{ ...spec,
@@ -71,19 +65,8 @@ function hasKeysInOrder(o: object, keys: readonly string[]): boolean {
   return i === keys.length;
 }
 
-/** The fields a row has beside its spec's, as register() sets them. */
-export interface ServerFields {
-  readonly Status: NodeStatus;
-  readonly SchedulingEligibility: SchedulingEligibility;
-  readonly StatusUpdatedAt: number;
-  readonly Events: readonly NodeEvent[];
-  readonly DrainStrategy: DrainStrategy | null;
-  readonly LastDrain: DrainMetadata | null;
-  readonly LastMissedHeartbeatIndex: number;
-  readonly LastAllocUpdateIndex: number;
-  readonly CreateIndex: number;
-  readonly ModifyIndex: number;
-}
+/** The fields a row has beside its spec's (and the two it overrides), as register() sets them. */
+export type ServerFields = Omit<NodeRow, Exclude<keyof NodeSpec, "Status" | "SchedulingEligibility">>;
 
 /** `{ ...spec, ...server }`: Status and SchedulingEligibility keep the spec's places. */
 export function nodeRowFromSpec(spec: NodeSpec, s: ServerFields): NodeRow {
