@@ -440,10 +440,6 @@ function allocChanged(
 }
 
 /**
- * Module functions, not closures made per change: tsx names every closure
- * it compiles, a property write per creation on the apply's hottest path.
- */
-/**
  * An allocation change allocChanged would fold into nothing: neither new
  * nor deleted, the same client status and liveness (a client's report of
  * its task states, most of them). Told before the job's key is joined and
@@ -458,6 +454,10 @@ function countsNothing(before: AllocRow | undefined, after: AllocRow | undefined
   );
 }
 
+/**
+ * Module functions, not closures made per change: tsx names every closure
+ * it compiles, a property write per creation on the apply's hottest path.
+ */
 function liveAlloc(a: AllocRow | undefined): number {
   return a && !isTerminalAlloc(a) ? 1 : 0;
 }
