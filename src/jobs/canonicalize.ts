@@ -227,7 +227,12 @@ export class JobShapeError extends Error {
   }
 }
 
-/** Reads typed fields out of JSON, collecting the type errors with the path of each. */
+/**
+ * Reads typed fields out of JSON, collecting the type errors with the path of
+ * each. A field's path is passed as its parent's path and its name, joined
+ * only for an error: a registration reads a hundred fields, and building
+ * each one's path up front was a string per field on every request.
+ */
 class Reader {
   readonly errors: string[] = [];
   /** Fields set (not null) that Nomad 1.5 does not know, by path: dropped. */
@@ -247,58 +252,88 @@ class Reader {
       const v = o[k];
       const kind = Object.hasOwn(fields, k) ? fields[k] : undefined;
       if (kind !== undefined) {
-        // Go's int64 fields (SubmitTime in ns) exceed 2^53: their kind is any number here.
-        if (kind === "int") this.number(v, `${path}.${k}`);
-        else this[kind](v, `${path}.${k}`);
+        this.check(kind, v, path, k);
         if (dropped === undefined || !dropped.has(k)) out[k] = v;
       } else if (v !== null && v !== undefined) this.ignored.push(`${path}.${k}`);
     }
     return out;
   }
 
-  object(v: unknown, path: string): Json | undefined {
+  private check(kind: FieldKind, v: unknown, path: string, field: string): void {
+    switch (kind) {
+      case "string":
+        this.string(v, path, field);
+        break;
+      // Go's int64 fields (SubmitTime in ns) exceed 2^53: their kind is any number here.
+      case "int":
+        this.number(v, path, field);
+        break;
+      case "bool":
+        this.bool(v, path, field);
+        break;
+      case "object":
+        this.object(v, path, field);
+        break;
+      case "array":
+        this.array(v, path, field);
+        break;
+      case "stringMap":
+        this.stringMap(v, path, field);
+        break;
+    }
+  }
+
+  object(v: unknown, path: string, field?: string): Json | undefined {
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== "object" || Array.isArray(v)) return this.fail(path, "an object", v);
+    if (typeof v !== "object" || Array.isArray(v)) return this.fail(path, field, "an object", v);
     return v as Json;
   }
-  array(v: unknown, path: string): unknown[] | undefined {
+  array(v: unknown, path: string, field?: string): unknown[] | undefined {
     if (v === undefined || v === null) return undefined;
-    if (!Array.isArray(v)) return this.fail(path, "an array", v);
+    if (!Array.isArray(v)) return this.fail(path, field, "an array", v);
     return v;
   }
-  string(v: unknown, path: string): string | undefined {
+  string(v: unknown, path: string, field?: string): string | undefined {
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== "string") return this.fail(path, "a string", v);
+    if (typeof v !== "string") return this.fail(path, field, "a string", v);
     return v;
   }
-  int(v: unknown, path: string): number | undefined {
+  int(v: unknown, path: string, field?: string): number | undefined {
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== "number" || !Number.isSafeInteger(v)) return this.fail(path, "an integer", v);
+    if (typeof v !== "number" || !Number.isSafeInteger(v)) return this.fail(path, field, "an integer", v);
     return v;
   }
-  number(v: unknown, path: string): number | undefined {
+  number(v: unknown, path: string, field?: string): number | undefined {
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== "number" || !Number.isFinite(v)) return this.fail(path, "a number", v);
+    if (typeof v !== "number" || !Number.isFinite(v)) return this.fail(path, field, "a number", v);
     return v;
   }
-  bool(v: unknown, path: string): boolean | undefined {
+  bool(v: unknown, path: string, field?: string): boolean | undefined {
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== "boolean") return this.fail(path, "a boolean", v);
+    if (typeof v !== "boolean") return this.fail(path, field, "a boolean", v);
     return v;
   }
-  stringMap(v: unknown, path: string): Record<string, string> | undefined {
-    const o = this.object(v, path);
+  stringMap(v: unknown, path: string, field?: string): Record<string, string> | undefined {
+    const o = this.object(v, path, field);
     if (!o) return undefined;
-    for (const k of Object.keys(o)) this.string(o[k], `${path}.${k}`);
+    for (const k of Object.keys(o)) {
+      if (typeof o[k] !== "string" && o[k] !== undefined && o[k] !== null)
+        this.string(o[k], joinPath(path, field), k);
+    }
     return o as Record<string, string>;
   }
 
-  private fail(path: string, expected: string, v: unknown): undefined {
+  private fail(path: string, field: string | undefined, expected: string, v: unknown): undefined {
     const got = Array.isArray(v) ? "an array" : v === null ? "null" : typeof v;
     // Only the first error is reported (Nomad's decoder stops at its first too).
-    if (this.errors.length === 0) this.errors.push(`${path} must be ${expected}, not ${got}`);
+    if (this.errors.length === 0)
+      this.errors.push(`${joinPath(path, field)} must be ${expected}, not ${got}`);
     return undefined;
   }
+}
+
+function joinPath(path: string, field: string | undefined): string {
+  return field === undefined ? path : `${path}.${field}`;
 }
 
 /**
@@ -338,7 +373,7 @@ export function canonicalizeJob(input: unknown, ignored?: string[]): JobSpec {
   spec.Datacenters = datacenters.length > 0 ? datacenters : ["*"];
   // Nomad's node pool mutating hook: no pool is the default pool.
   spec.NodePool = r.string(job.NodePool, "Job.NodePool") || "default";
-  spec.Constraints = constraints(r, job.Constraints, "Job.Constraints");
+  spec.Constraints = constraints(r, job.Constraints, "Job", "Constraints");
   canonicalPreferences(r, spec, "Job");
   spec.TaskGroups = groups.map((g, i) =>
     taskGroup(
@@ -381,24 +416,25 @@ const SERVER_DECIDED_JOB_FIELDS: ReadonlySet<string> = new Set([
  * the Device is not taken, MBits defaults to 0) and canonicalizes it
  * (empty port lists are null, a port's HostNetwork defaults to `default`).
  */
-function networks(r: Reader, v: unknown, path: string): NetworkResource[] | null {
-  const list = r.array(v, path);
+function networks(r: Reader, v: unknown, parent: string, field: string): NetworkResource[] | null {
+  const list = r.array(v, parent, field);
   if (!list || list.length === 0) return null;
+  const path = joinPath(parent, field);
   return list.map((n, i) => {
     const at = `${path}[${i}]`;
     const o = r.object(n, at) ?? {};
-    const dns = r.object(o.DNS, `${at}.DNS`);
+    const dns = r.object(o.DNS, at, "DNS");
     const strings = (x: unknown, p: string) => {
       const a = r.array(x, p);
       return a ? a.map((s, k) => r.string(s, `${p}[${k}]`) ?? "") : null;
     };
     return {
-      Mode: r.string(o.Mode, `${at}.Mode`) ?? "",
+      Mode: r.string(o.Mode, at, "Mode") ?? "",
       Device: "",
-      CIDR: r.string(o.CIDR, `${at}.CIDR`) ?? "",
-      IP: r.string(o.IP, `${at}.IP`) ?? "",
-      Hostname: r.string(o.Hostname, `${at}.Hostname`) ?? "",
-      MBits: r.int(o.MBits, `${at}.MBits`) ?? 0,
+      CIDR: r.string(o.CIDR, at, "CIDR") ?? "",
+      IP: r.string(o.IP, at, "IP") ?? "",
+      Hostname: r.string(o.Hostname, at, "Hostname") ?? "",
+      MBits: r.int(o.MBits, at, "MBits") ?? 0,
       DNS: dns
         ? {
             Servers: strings(dns.Servers, `${at}.DNS.Servers`),
@@ -439,25 +475,25 @@ function volumeRequests(r: Reader, v: unknown, path: string): Record<string, Vol
     const at = `${path}.${name}`;
     const o = r.object(map[name], at);
     if (!o) continue;
-    const type = r.string(o.Type, `${at}.Type`) ?? "";
-    const mount = r.object(o.MountOptions, `${at}.MountOptions`);
-    const flags = mount ? r.array(mount.MountFlags, `${at}.MountOptions.MountFlags`) : undefined;
+    const type = r.string(o.Type, at, "Type") ?? "";
+    const mount = r.object(o.MountOptions, at, "MountOptions");
+    const flags = mount ? r.array(mount.MountFlags, at, "MountOptions.MountFlags") : undefined;
     const request: VolumeRequest = {
-      Name: r.string(o.Name, `${at}.Name`) ?? "",
+      Name: r.string(o.Name, at, "Name") ?? "",
       Type: type,
-      Source: r.string(o.Source, `${at}.Source`) ?? "",
-      ReadOnly: r.bool(o.ReadOnly, `${at}.ReadOnly`) ?? false,
-      AccessMode: r.string(o.AccessMode, `${at}.AccessMode`) ?? "",
-      AttachmentMode: r.string(o.AttachmentMode, `${at}.AttachmentMode`) ?? "",
+      Source: r.string(o.Source, at, "Source") ?? "",
+      ReadOnly: r.bool(o.ReadOnly, at, "ReadOnly") ?? false,
+      AccessMode: r.string(o.AccessMode, at, "AccessMode") ?? "",
+      AttachmentMode: r.string(o.AttachmentMode, at, "AttachmentMode") ?? "",
       MountOptions: mount
         ? {
-            FSType: r.string(mount.FSType, `${at}.MountOptions.FSType`) ?? "",
+            FSType: r.string(mount.FSType, at, "MountOptions.FSType") ?? "",
             MountFlags: flags
               ? flags.map((f, i) => r.string(f, `${at}.MountOptions.MountFlags[${i}]`) ?? "")
               : null,
           }
         : null,
-      PerAlloc: r.bool(o.PerAlloc, `${at}.PerAlloc`) ?? false,
+      PerAlloc: r.bool(o.PerAlloc, at, "PerAlloc") ?? false,
     };
     if (type === "host" || type === "csi") out[name] = request;
   }
@@ -473,21 +509,22 @@ function volumeMounts(r: Reader, v: unknown, path: string): VolumeMount[] | null
     const at = `${path}[${i}]`;
     const o = r.object(m, at);
     if (!o) return;
-    const volume = r.string(o.Volume, `${at}.Volume`);
+    const volume = r.string(o.Volume, at, "Volume");
     const mount: VolumeMount = {
       Volume: volume ?? "",
-      Destination: r.string(o.Destination, `${at}.Destination`) ?? "",
-      ReadOnly: r.bool(o.ReadOnly, `${at}.ReadOnly`) ?? false,
-      PropagationMode: r.string(o.PropagationMode, `${at}.PropagationMode`) ?? "private",
+      Destination: r.string(o.Destination, at, "Destination") ?? "",
+      ReadOnly: r.bool(o.ReadOnly, at, "ReadOnly") ?? false,
+      PropagationMode: r.string(o.PropagationMode, at, "PropagationMode") ?? "private",
     };
     if (volume !== undefined) out.push(mount);
   });
   return out;
 }
 
-function constraints(r: Reader, v: unknown, path: string): Constraint[] | null {
-  const list = r.array(v, path);
+function constraints(r: Reader, v: unknown, parent: string, field: string): Constraint[] | null {
+  const list = r.array(v, parent, field);
   if (!list || list.length === 0) return null;
+  const path = joinPath(parent, field);
   return list.map((c, i) => {
     const o = r.object(c, `${path}[${i}]`) ?? {};
     return {
@@ -500,28 +537,28 @@ function constraints(r: Reader, v: unknown, path: string): Constraint[] | null {
 
 /** Nomad's api Affinity.Canonicalize and Spread.Canonicalize (a weight left out is 50), on the blocks present. */
 function canonicalPreferences(r: Reader, o: Json, path: string): void {
-  const affinities = r.array(o.Affinities, `${path}.Affinities`);
+  const affinities = r.array(o.Affinities, path, "Affinities");
   if (affinities) {
     o.Affinities = affinities.map((a, i) => {
       const at = `${path}.Affinities[${i}]`;
       const x = r.object(a, at) ?? {};
       return {
-        LTarget: r.string(x.LTarget, `${at}.LTarget`) ?? "",
-        RTarget: r.string(x.RTarget, `${at}.RTarget`) ?? "",
-        Operand: r.string(x.Operand, `${at}.Operand`) ?? "",
-        Weight: r.int(x.Weight, `${at}.Weight`) ?? DEFAULT_PREFERENCE_WEIGHT,
+        LTarget: r.string(x.LTarget, at, "LTarget") ?? "",
+        RTarget: r.string(x.RTarget, at, "RTarget") ?? "",
+        Operand: r.string(x.Operand, at, "Operand") ?? "",
+        Weight: r.int(x.Weight, at, "Weight") ?? DEFAULT_PREFERENCE_WEIGHT,
       };
     });
   }
-  const spreads = r.array(o.Spreads, `${path}.Spreads`);
+  const spreads = r.array(o.Spreads, path, "Spreads");
   if (spreads) {
     o.Spreads = spreads.map((s, i) => {
       const at = `${path}.Spreads[${i}]`;
       const x = r.object(s, at) ?? {};
-      const targets = r.array(x.SpreadTarget, `${at}.SpreadTarget`);
+      const targets = r.array(x.SpreadTarget, at, "SpreadTarget");
       return {
-        Attribute: r.string(x.Attribute, `${at}.Attribute`) ?? "",
-        Weight: r.int(x.Weight, `${at}.Weight`) ?? DEFAULT_PREFERENCE_WEIGHT,
+        Attribute: r.string(x.Attribute, at, "Attribute") ?? "",
+        Weight: r.int(x.Weight, at, "Weight") ?? DEFAULT_PREFERENCE_WEIGHT,
         SpreadTarget: targets
           ? targets.map((t, j) => {
               const tt = r.object(t, `${at}.SpreadTarget[${j}]`) ?? {};
@@ -540,47 +577,54 @@ const DEFAULT_PREFERENCE_WEIGHT = 50;
 
 function updateStrategy(r: Reader, o: Json, path: string, base: UpdateStrategy): UpdateStrategy {
   return {
-    Stagger: r.int(o.Stagger, `${path}.Stagger`) ?? base.Stagger,
-    MaxParallel: r.int(o.MaxParallel, `${path}.MaxParallel`) ?? base.MaxParallel,
-    HealthCheck: r.string(o.HealthCheck, `${path}.HealthCheck`) ?? base.HealthCheck,
-    MinHealthyTime: r.int(o.MinHealthyTime, `${path}.MinHealthyTime`) ?? base.MinHealthyTime,
-    HealthyDeadline: r.int(o.HealthyDeadline, `${path}.HealthyDeadline`) ?? base.HealthyDeadline,
-    ProgressDeadline: r.int(o.ProgressDeadline, `${path}.ProgressDeadline`) ?? base.ProgressDeadline,
-    AutoRevert: r.bool(o.AutoRevert, `${path}.AutoRevert`) ?? base.AutoRevert,
-    AutoPromote: r.bool(o.AutoPromote, `${path}.AutoPromote`) ?? base.AutoPromote,
-    Canary: r.int(o.Canary, `${path}.Canary`) ?? base.Canary,
+    Stagger: r.int(o.Stagger, path, "Stagger") ?? base.Stagger,
+    MaxParallel: r.int(o.MaxParallel, path, "MaxParallel") ?? base.MaxParallel,
+    HealthCheck: r.string(o.HealthCheck, path, "HealthCheck") ?? base.HealthCheck,
+    MinHealthyTime: r.int(o.MinHealthyTime, path, "MinHealthyTime") ?? base.MinHealthyTime,
+    HealthyDeadline: r.int(o.HealthyDeadline, path, "HealthyDeadline") ?? base.HealthyDeadline,
+    ProgressDeadline: r.int(o.ProgressDeadline, path, "ProgressDeadline") ?? base.ProgressDeadline,
+    AutoRevert: r.bool(o.AutoRevert, path, "AutoRevert") ?? base.AutoRevert,
+    AutoPromote: r.bool(o.AutoPromote, path, "AutoPromote") ?? base.AutoPromote,
+    Canary: r.int(o.Canary, path, "Canary") ?? base.Canary,
   };
 }
 
 function reschedulePolicy(r: Reader, o: Json, path: string, base: JobReschedulePolicy): JobReschedulePolicy {
   return {
-    Attempts: r.int(o.Attempts, `${path}.Attempts`) ?? base.Attempts,
-    Interval: r.int(o.Interval, `${path}.Interval`) ?? base.Interval,
-    Delay: r.int(o.Delay, `${path}.Delay`) ?? base.Delay,
-    DelayFunction: r.string(o.DelayFunction, `${path}.DelayFunction`) ?? base.DelayFunction,
-    MaxDelay: r.int(o.MaxDelay, `${path}.MaxDelay`) ?? base.MaxDelay,
-    Unlimited: r.bool(o.Unlimited, `${path}.Unlimited`) ?? base.Unlimited,
+    Attempts: r.int(o.Attempts, path, "Attempts") ?? base.Attempts,
+    Interval: r.int(o.Interval, path, "Interval") ?? base.Interval,
+    Delay: r.int(o.Delay, path, "Delay") ?? base.Delay,
+    DelayFunction: r.string(o.DelayFunction, path, "DelayFunction") ?? base.DelayFunction,
+    MaxDelay: r.int(o.MaxDelay, path, "MaxDelay") ?? base.MaxDelay,
+    Unlimited: r.bool(o.Unlimited, path, "Unlimited") ?? base.Unlimited,
   };
 }
 
 function migrateStrategy(r: Reader, o: Json, path: string, base: MigrateStrategy): MigrateStrategy {
   return {
-    MaxParallel: r.int(o.MaxParallel, `${path}.MaxParallel`) ?? base.MaxParallel,
-    HealthCheck: r.string(o.HealthCheck, `${path}.HealthCheck`) ?? base.HealthCheck,
-    MinHealthyTime: r.int(o.MinHealthyTime, `${path}.MinHealthyTime`) ?? base.MinHealthyTime,
-    HealthyDeadline: r.int(o.HealthyDeadline, `${path}.HealthyDeadline`) ?? base.HealthyDeadline,
+    MaxParallel: r.int(o.MaxParallel, path, "MaxParallel") ?? base.MaxParallel,
+    HealthCheck: r.string(o.HealthCheck, path, "HealthCheck") ?? base.HealthCheck,
+    MinHealthyTime: r.int(o.MinHealthyTime, path, "MinHealthyTime") ?? base.MinHealthyTime,
+    HealthyDeadline: r.int(o.HealthyDeadline, path, "HealthyDeadline") ?? base.HealthyDeadline,
   };
 }
 
-function restartPolicy(r: Reader, o: Json | undefined, path: string, base: RestartPolicy): RestartPolicy {
+function restartPolicy(
+  r: Reader,
+  o: Json | undefined,
+  parent: string,
+  field: string,
+  base: RestartPolicy,
+): RestartPolicy {
   if (!o) return base;
+  const path = joinPath(parent, field);
   return {
-    Attempts: r.int(o.Attempts, `${path}.Attempts`) ?? base.Attempts,
-    Interval: r.int(o.Interval, `${path}.Interval`) ?? base.Interval,
-    Delay: r.int(o.Delay, `${path}.Delay`) ?? base.Delay,
-    Mode: r.string(o.Mode, `${path}.Mode`) ?? base.Mode,
+    Attempts: r.int(o.Attempts, path, "Attempts") ?? base.Attempts,
+    Interval: r.int(o.Interval, path, "Interval") ?? base.Interval,
+    Delay: r.int(o.Delay, path, "Delay") ?? base.Delay,
+    Mode: r.string(o.Mode, path, "Mode") ?? base.Mode,
     ...(o.RenderTemplates !== undefined
-      ? { RenderTemplates: r.bool(o.RenderTemplates, `${path}.RenderTemplates`) ?? false }
+      ? { RenderTemplates: r.bool(o.RenderTemplates, path, "RenderTemplates") ?? false }
       : {}),
   };
 }
@@ -594,11 +638,11 @@ function taskGroup(
   jobReschedule: Json | undefined,
   jobMigrate: Json | undefined,
 ): TaskGroupSpec {
-  const scaling = r.object(g.Scaling, `${path}.Scaling`);
-  const scalingMin = scaling ? r.int(scaling.Min, `${path}.Scaling.Min`) : undefined;
-  const count = r.int(g.Count, `${path}.Count`) ?? scalingMin ?? 1;
+  const scaling = r.object(g.Scaling, path, "Scaling");
+  const scalingMin = scaling ? r.int(scaling.Min, path, "Scaling.Min") : undefined;
+  const count = r.int(g.Count, path, "Count") ?? scalingMin ?? 1;
   const batchLike = type === "batch" || type === "sysbatch";
-  const ownUpdate = r.object(g.Update, `${path}.Update`);
+  const ownUpdate = r.object(g.Update, path, "Update");
   let update: UpdateStrategy | null = null;
   if (ownUpdate)
     update = updateStrategy(r, ownUpdate, `${path}.Update`, jobUpdate ?? DEFAULT_UPDATE_STRATEGY);
@@ -607,14 +651,14 @@ function taskGroup(
   if (update && batchLike && update.MaxParallel === 0) update = null;
 
   let reschedule: JobReschedulePolicy | null = defaultReschedulePolicy(type);
-  const ownReschedule = r.object(g.ReschedulePolicy, `${path}.ReschedulePolicy`);
+  const ownReschedule = r.object(g.ReschedulePolicy, path, "ReschedulePolicy");
   const base = reschedule ?? defaultReschedulePolicy("sysbatch")!;
   if (jobReschedule) reschedule = reschedulePolicy(r, jobReschedule, "Job.Reschedule", base);
   if (ownReschedule)
     reschedule = reschedulePolicy(r, ownReschedule, `${path}.ReschedulePolicy`, reschedule ?? base);
 
   let migrate: MigrateStrategy | null = null;
-  const ownMigrate = r.object(g.Migrate, `${path}.Migrate`);
+  const ownMigrate = r.object(g.Migrate, path, "Migrate");
   if (jobMigrate) migrate = migrateStrategy(r, jobMigrate, "Job.Migrate", DEFAULT_MIGRATE_STRATEGY);
   if (ownMigrate)
     migrate = migrateStrategy(r, ownMigrate, `${path}.Migrate`, migrate ?? DEFAULT_MIGRATE_STRATEGY);
@@ -622,91 +666,93 @@ function taskGroup(
 
   const restart = restartPolicy(
     r,
-    r.object(g.RestartPolicy, `${path}.RestartPolicy`),
-    `${path}.RestartPolicy`,
+    r.object(g.RestartPolicy, path, "RestartPolicy"),
+    path,
+    "RestartPolicy",
     type === "service" || type === "system" ? SERVICE_RESTART : BATCH_RESTART,
   );
-  const disk = r.object(g.EphemeralDisk, `${path}.EphemeralDisk`);
-  const meta = r.stringMap(g.Meta, `${path}.Meta`);
-  const tasks = r.array(g.Tasks, `${path}.Tasks`) ?? [];
-  const consul = r.object(g.Consul, `${path}.Consul`);
+  const disk = r.object(g.EphemeralDisk, path, "EphemeralDisk");
+  const meta = r.stringMap(g.Meta, path, "Meta");
+  const tasks = r.array(g.Tasks, path, "Tasks") ?? [];
+  const consul = r.object(g.Consul, path, "Consul");
   const group = r.known(g, GROUP_FIELDS, path);
   if (consul) {
     const c = r.known(consul, CONSUL_FIELDS, `${path}.Consul`);
-    c.Namespace = r.string(consul.Namespace, `${path}.Consul.Namespace`) ?? "";
+    c.Namespace = r.string(consul.Namespace, path, "Consul.Namespace") ?? "";
     group.Consul = c;
   }
-  group.Name = r.string(g.Name, `${path}.Name`) ?? "";
+  group.Name = r.string(g.Name, path, "Name") ?? "";
   group.Count = count;
   group.Update = update;
   group.Migrate = migrate;
-  group.Constraints = constraints(r, g.Constraints, `${path}.Constraints`);
-  if (Object.hasOwn(group, "Networks")) group.Networks = networks(r, g.Networks, `${path}.Networks`);
+  group.Constraints = constraints(r, g.Constraints, path, "Constraints");
+  if (Object.hasOwn(group, "Networks")) group.Networks = networks(r, g.Networks, path, "Networks");
   if (Object.hasOwn(group, "Volumes")) group.Volumes = volumeRequests(r, g.Volumes, `${path}.Volumes`);
   canonicalPreferences(r, group, path);
   group.RestartPolicy = restart;
   group.ReschedulePolicy = reschedule;
   group.EphemeralDisk = disk
     ? {
-        Sticky: r.bool(disk.Sticky, `${path}.EphemeralDisk.Sticky`) ?? false,
-        SizeMB: r.int(disk.SizeMB, `${path}.EphemeralDisk.SizeMB`) ?? DEFAULT_EPHEMERAL_DISK.SizeMB,
-        Migrate: r.bool(disk.Migrate, `${path}.EphemeralDisk.Migrate`) ?? false,
+        Sticky: r.bool(disk.Sticky, path, "EphemeralDisk.Sticky") ?? false,
+        SizeMB: r.int(disk.SizeMB, path, "EphemeralDisk.SizeMB") ?? DEFAULT_EPHEMERAL_DISK.SizeMB,
+        Migrate: r.bool(disk.Migrate, path, "EphemeralDisk.Migrate") ?? false,
       }
     : DEFAULT_EPHEMERAL_DISK;
   group.Tasks = tasks.map((t, i) =>
     task(r, r.object(t, `${path}.Tasks[${i}]`) ?? {}, `${path}.Tasks[${i}]`, restart),
   );
   group.Meta = meta && Object.keys(meta).length > 0 ? meta : null;
-  group.MaxClientDisconnect = r.int(g.MaxClientDisconnect, `${path}.MaxClientDisconnect`) ?? null;
+  group.MaxClientDisconnect = r.int(g.MaxClientDisconnect, path, "MaxClientDisconnect") ?? null;
   group.StopAfterClientDisconnect =
-    r.int(g.StopAfterClientDisconnect, `${path}.StopAfterClientDisconnect`) ?? null;
+    r.int(g.StopAfterClientDisconnect, path, "StopAfterClientDisconnect") ?? null;
   return group as unknown as TaskGroupSpec;
 }
 
 function task(r: Reader, t: Json, path: string, groupRestart: RestartPolicy): TaskSpec {
-  const res = r.known(r.object(t.Resources, `${path}.Resources`) ?? {}, RESOURCE_FIELDS, `${path}.Resources`);
-  const cores = r.int(res.Cores, `${path}.Resources.Cores`);
-  const cpu = r.int(res.CPU, `${path}.Resources.CPU`);
+  const res = r.known(r.object(t.Resources, path, "Resources") ?? {}, RESOURCE_FIELDS, `${path}.Resources`);
+  const cores = r.int(res.Cores, path, "Resources.Cores");
+  const cpu = r.int(res.CPU, path, "Resources.CPU");
   // `res` is a fresh copy: the defaults go onto it as a spread would put them.
   // Nomad: CPU defaults to 100 only when neither CPU nor cores is given.
   res.CPU = cpu ?? (cores === undefined ? 100 : 0);
   res.Cores = cores ?? 0;
-  res.MemoryMB = r.int(res.MemoryMB, `${path}.Resources.MemoryMB`) ?? 300;
-  res.MemoryMaxMB = r.int(res.MemoryMaxMB, `${path}.Resources.MemoryMaxMB`) ?? 0;
-  res.DiskMB = r.int(res.DiskMB, `${path}.Resources.DiskMB`) ?? 0;
-  res.IOPS = r.int(res.IOPS, `${path}.Resources.IOPS`) ?? 0;
-  res.Networks = networks(r, res.Networks, `${path}.Resources.Networks`);
-  res.Devices = r.array(res.Devices, `${path}.Resources.Devices`) ?? null;
+  res.MemoryMB = r.int(res.MemoryMB, path, "Resources.MemoryMB") ?? 300;
+  res.MemoryMaxMB = r.int(res.MemoryMaxMB, path, "Resources.MemoryMaxMB") ?? 0;
+  res.DiskMB = r.int(res.DiskMB, path, "Resources.DiskMB") ?? 0;
+  res.IOPS = r.int(res.IOPS, path, "Resources.IOPS") ?? 0;
+  res.Networks = networks(r, res.Networks, path, "Resources.Networks");
+  res.Devices = r.array(res.Devices, path, "Resources.Devices") ?? null;
   const resources = res as unknown as TaskResources;
-  const lifecycle = r.object(t.Lifecycle, `${path}.Lifecycle`);
-  const hook = lifecycle ? (r.string(lifecycle.Hook, `${path}.Lifecycle.Hook`) ?? "") : "";
-  const meta = r.stringMap(t.Meta, `${path}.Meta`);
-  const identity = r.object(t.Identity, `${path}.Identity`);
+  const lifecycle = r.object(t.Lifecycle, path, "Lifecycle");
+  const hook = lifecycle ? (r.string(lifecycle.Hook, path, "Lifecycle.Hook") ?? "") : "";
+  const meta = r.stringMap(t.Meta, path, "Meta");
+  const identity = r.object(t.Identity, path, "Identity");
   const out = r.known(t, TASK_FIELDS, path);
   if (identity) {
     const id = r.known(identity, IDENTITY_FIELDS, `${path}.Identity`);
-    id.Env = r.bool(identity.Env, `${path}.Identity.Env`) ?? false;
-    id.File = r.bool(identity.File, `${path}.Identity.File`) ?? false;
+    id.Env = r.bool(identity.Env, path, "Identity.Env") ?? false;
+    id.File = r.bool(identity.File, path, "Identity.File") ?? false;
     out.Identity = id;
   }
-  out.Name = r.string(t.Name, `${path}.Name`) ?? "";
-  out.Driver = r.string(t.Driver, `${path}.Driver`) ?? "";
-  out.Config = r.object(t.Config, `${path}.Config`) ?? null;
-  out.Constraints = constraints(r, t.Constraints, `${path}.Constraints`);
+  out.Name = r.string(t.Name, path, "Name") ?? "";
+  out.Driver = r.string(t.Driver, path, "Driver") ?? "";
+  out.Config = r.object(t.Config, path, "Config") ?? null;
+  out.Constraints = constraints(r, t.Constraints, path, "Constraints");
   canonicalPreferences(r, out, path);
   out.Resources = resources;
   out.RestartPolicy = restartPolicy(
     r,
-    r.object(t.RestartPolicy, `${path}.RestartPolicy`),
-    `${path}.RestartPolicy`,
+    r.object(t.RestartPolicy, path, "RestartPolicy"),
+    path,
+    "RestartPolicy",
     groupRestart,
   );
-  out.KillTimeout = r.int(t.KillTimeout, `${path}.KillTimeout`) ?? 5 * SECOND;
-  out.LogConfig = r.object(t.LogConfig, `${path}.LogConfig`) ?? { MaxFiles: 10, MaxFileSizeMB: 10 };
-  out.Leader = r.bool(t.Leader, `${path}.Leader`) ?? false;
+  out.KillTimeout = r.int(t.KillTimeout, path, "KillTimeout") ?? 5 * SECOND;
+  out.LogConfig = r.object(t.LogConfig, path, "LogConfig") ?? { MaxFiles: 10, MaxFileSizeMB: 10 };
+  out.Leader = r.bool(t.Leader, path, "Leader") ?? false;
   out.Lifecycle =
     lifecycle && hook !== ""
-      ? { Hook: hook, Sidecar: r.bool(lifecycle.Sidecar, `${path}.Lifecycle.Sidecar`) ?? false }
+      ? { Hook: hook, Sidecar: r.bool(lifecycle.Sidecar, path, "Lifecycle.Sidecar") ?? false }
       : null;
   out.Meta = meta && Object.keys(meta).length > 0 ? meta : null;
   if (Object.hasOwn(out, "VolumeMounts"))

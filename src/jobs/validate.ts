@@ -53,15 +53,13 @@ export function jobValidationErrors(job: JobSpec): string[] {
   if (!(JOB_TYPES as readonly string[]).includes(job.Type))
     errors.push(`Invalid job type: ${JSON.stringify(job.Type)}`);
   if (job.Datacenters.length === 0) errors.push("Missing job datacenters");
-  else if (job.Datacenters.some((d) => d === "")) errors.push("Job datacenter must be non-empty string");
+  else if (job.Datacenters.includes("")) errors.push("Job datacenter must be non-empty string");
   if (job.TaskGroups.length === 0) errors.push("Missing job task groups");
-  (job.Constraints ?? []).forEach((c, i) => {
-    const err = validateConstraint(c);
-    if (err) errors.push(`Constraint ${i + 1} validation failed: ${err}`);
-  });
+  constraintErrors(job.Constraints, errors);
   errors.push(...affinityBlockErrors(job.Type, job), ...spreadBlockErrors(job.Type, job));
   const seen = new Map<string, number>();
-  job.TaskGroups.forEach((tg, i) => {
+  for (let i = 0; i < job.TaskGroups.length; i++) {
+    const tg = job.TaskGroups[i]!;
     if (tg.Name === "") errors.push(`Job task group ${i + 1} missing name`);
     else if (seen.has(tg.Name))
       errors.push(`Job task group ${i + 1} redefines '${tg.Name}' from group ${seen.get(tg.Name)! + 1}`);
@@ -77,7 +75,7 @@ export function jobValidationErrors(job: JobSpec): string[] {
         `Job task group ${tg.Name} has count ${tg.Count}. Count cannot exceed 1 with system scheduler`,
       );
     }
-  });
+  }
   for (const tg of job.TaskGroups) {
     const groupErrors = validateTaskGroup(job, tg);
     if (groupErrors.length > 0)
@@ -116,10 +114,7 @@ function validateTaskGroup(job: JobSpec, tg: TaskGroupSpec): string[] {
   }
   if (tg.MaxClientDisconnect !== null && tg.MaxClientDisconnect < 0)
     errors.push("max_client_disconnect cannot be negative");
-  (tg.Constraints ?? []).forEach((c, i) => {
-    const err = validateConstraint(c);
-    if (err) errors.push(`Constraint ${i + 1} validation failed: ${err}`);
-  });
+  constraintErrors(tg.Constraints, errors);
   errors.push(...affinityBlockErrors(job.Type, tg));
   if (tg.RestartPolicy) errors.push(...validateRestart(tg.RestartPolicy));
   else errors.push(`Task Group ${tg.Name} should have a restart policy`);
@@ -140,13 +135,14 @@ function validateTaskGroup(job: JobSpec, tg: TaskGroupSpec): string[] {
     errors.push("MaxParallel must be >= 0 but found " + tg.Migrate.MaxParallel);
   const names = new Map<string, number>();
   let leaders = 0;
-  tg.Tasks.forEach((t, i) => {
+  for (let i = 0; i < tg.Tasks.length; i++) {
+    const t = tg.Tasks[i]!;
     if (t.Name === "") errors.push(`Task ${i + 1} missing name`);
     else if (names.has(t.Name))
       errors.push(`Task ${i + 1} redefines '${t.Name}' from task ${names.get(t.Name)! + 1}`);
     else names.set(t.Name, i);
     if (t.Leader) leaders++;
-  });
+  }
   if (leaders > 1) errors.push("Only one task may be marked as leader");
   errors.push(...volumeRequestErrors(job.Type, tg));
   const networkErrors = validateNetworks(tg);
@@ -228,8 +224,9 @@ const networksOf = (v: unknown): readonly NetworkResource[] =>
 /** miekg/dns IsDomainName's limits: labels of 1 to 63 octets, 255 octets in all. */
 function isDomainName(name: string): boolean {
   const labels = (name.endsWith(".") ? name.slice(0, -1) : name).split(".");
-  if (name.length > 254 || (name !== "." && labels.some((l) => l.length === 0 || l.length > 63)))
-    return false;
+  if (name.length > 254) return false;
+  if (name === ".") return true;
+  for (const l of labels) if (l.length === 0 || l.length > 63) return false;
   return true;
 }
 
@@ -247,21 +244,14 @@ function validateTask(t: TaskSpec, diskMB: number): string[] {
     errors.push(`MemoryMaxMB value (${r.MemoryMaxMB}) should be larger than MemoryMB value (${r.MemoryMB})`);
   }
   errors.push(...validateLogConfig(t.LogConfig, diskMB));
-  (t.Constraints ?? []).forEach((c, i) => {
-    const err = validateConstraint(c);
-    if (err) errors.push(`Constraint ${i + 1} validation failed: ${err}`);
-  });
+  constraintErrors(t.Constraints, errors);
   return errors;
 }
 
 /** Nomad's LogConfig.Validate: the task's logs must fit, with room to spare, in its group's ephemeral disk. */
 function validateLogConfig(logConfig: unknown, diskMB: number): string[] {
-  // A field the job left out is Go's zero value, as Nomad's decoder leaves it.
-  const field = (name: string) => {
-    const v = (logConfig as Record<string, unknown> | null)?.[name];
-    return typeof v === "number" ? v : 0;
-  };
-  const log = { MaxFiles: field("MaxFiles"), MaxFileSizeMB: field("MaxFileSizeMB") };
+  const config = logConfig as Record<string, unknown> | null;
+  const log = { MaxFiles: logField(config, "MaxFiles"), MaxFileSizeMB: logField(config, "MaxFileSizeMB") };
   const errors: string[] = [];
   if (log.MaxFiles < 1) errors.push(`minimum number of files is 1; got ${log.MaxFiles}`);
   if (log.MaxFileSizeMB < 1) errors.push(`minimum file size is 1MB; got ${log.MaxFileSizeMB}`);
@@ -270,6 +260,25 @@ function validateLogConfig(logConfig: unknown, diskMB: number): string[] {
     errors.push(`log storage (${usage} MB) must be less than requested disk capacity (${diskMB} MB)`);
   }
   return errors;
+}
+
+/** A field the job left out is Go's zero value, as Nomad's decoder leaves it. */
+function logField(config: Record<string, unknown> | null, name: string): number {
+  const v = config?.[name];
+  return typeof v === "number" ? v : 0;
+}
+
+/**
+ * Each constraint's message, numbered from 1. A loop rather than a closure
+ * per call: under tsx (keepNames) each closure created costs a
+ * defineProperty of its name, on every registration.
+ */
+function constraintErrors(list: readonly Constraint[] | null | undefined, errors: string[]): void {
+  if (!list) return;
+  for (let i = 0; i < list.length; i++) {
+    const err = validateConstraint(list[i]!);
+    if (err) errors.push(`Constraint ${i + 1} validation failed: ${err}`);
+  }
 }
 
 /** Nomad's Constraint.Validate: one message, or undefined. */
