@@ -18,7 +18,7 @@ import { formatErrors } from "./multierror.ts";
  * decides (ID, Target, indexes) are never taken from the caller.
  */
 export function withCanonicalScaling(job: JobSpec): JobSpec {
-  if (!job.TaskGroups.some((tg) => tg.Scaling !== undefined && tg.Scaling !== null)) return job;
+  if (!job.TaskGroups.some(hasScaling)) return job;
   return {
     ...job,
     TaskGroups: job.TaskGroups.map((tg, i) => {
@@ -26,6 +26,12 @@ export function withCanonicalScaling(job: JobSpec): JobSpec {
       return { ...tg, Scaling: canonicalPolicy(tg.Scaling, `Job.TaskGroups[${i}].Scaling`, job, tg) };
     }),
   };
+}
+
+// Module-level, not a closure per call: under tsx (keepNames) each closure
+// created costs a defineProperty of its name, on every registration.
+function hasScaling(tg: TaskGroupSpec): boolean {
+  return tg.Scaling !== undefined && tg.Scaling !== null;
 }
 
 function canonicalPolicy(raw: unknown, path: string, job: JobSpec, tg: TaskGroupSpec): ScalingPolicySpec {
@@ -75,7 +81,7 @@ export function assignScalingPolicyIDs(
   existing: JobSpec | undefined,
   newID: () => string,
 ): JobSpec {
-  if (!job.TaskGroups.some((tg) => tg.Scaling)) return job;
+  if (!job.TaskGroups.some(hasScaling)) return job;
   const previous = new Map<string, string>();
   for (const tg of existing?.TaskGroups ?? []) {
     const p = tg.Scaling as ScalingPolicySpec | null | undefined;
