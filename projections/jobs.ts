@@ -366,11 +366,11 @@ export type JobServerFields = Pick<
  * A stored job row: the spec's fields in the spec's order, then the
  * server's (one the spec already has keeps its place), as
  * `{ ...spec, NodePool, Status, ... }` would give. Not that literal: V8
- * builds the object a spread starts as a clone whose hidden class keeps no
- * transitions, so each key added after the spread made a new hidden class,
- * nine per registration: 40 µs a row in a micro-benchmark, against 0.5 µs
- * for a copy by Object.assign and named stores (whose rows share one hidden
- * class), and every job row's accesses polymorphic downstream.
+ * starts it as a clone of the spec whose keys added after the spread soon
+ * made new hidden classes (after a few hundred jobs rows no longer shared
+ * one): 40–100 µs a row in a micro-benchmark, against 0.5–2.6 µs for a
+ * copy by Object.assign and named stores, whose rows share one hidden
+ * class; and every access to job rows downstream met new classes.
  */
 export function jobRowOf(spec: JobSpec, server: JobServerFields): JobRow {
   const row = Object.assign({}, spec) as { -readonly [K in keyof JobRow]: JobRow[K] };
