@@ -76,6 +76,7 @@ import { validatePlugin } from "./plugins/validate.ts";
 import { variablesPlugin } from "./plugins/variables.ts";
 import { wellKnownPlugin } from "./plugins/well-known.ts";
 import { refuseWritesWhenReadOnly } from "./read-only-refusal.ts";
+import { admissionOf, admittingServerFactory } from "./request-admission.ts";
 import { AT_INDEX_HEADER, resolveView, type View } from "./view.ts";
 
 declare module "fastify" {
@@ -147,6 +148,8 @@ const PLUGINS = [
 export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
   const httpLog = ctx.logger.child({ component: "http" });
   const app = Fastify({
+    // Heartbeats first, the rest paced per turn of the loop (request-admission.ts).
+    serverFactory: admittingServerFactory(),
     // pino's Logger is a FastifyBaseLogger; the cast keeps fastify's default generics.
     loggerInstance: httpLog as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -218,6 +221,7 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
     const own = route.onResponse;
     route.onResponse = own === undefined ? [meter] : [...(Array.isArray(own) ? own : [own]), meter];
   });
+  ctx.metrics.gauge("chronomad.http.requests_waiting", () => admissionOf(app.server)?.waiting ?? 0);
   const lag = new EventLoopLag();
   app.addHook("onClose", async () => lag.close());
   ctx.metrics.gauge("chronomad.runtime.event_loop_lag_ms", () => lag.lagMs);

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ApiContext } from "../api/context.ts";
 import { CLIENT_RPC_METHODS } from "../api/plugins/client-rpc.ts";
+import { admissionOf } from "../api/request-admission.ts";
 import { clusterServers, REGION, rpcAddressOf } from "../cluster/server-members.ts";
 import { ACL_RPCS } from "./acl-rpcs.ts";
 import { bridge } from "./http-bridge.ts";
@@ -93,6 +94,8 @@ export class RpcDispatcher {
     const acl = ACL_RPCS[method];
     if (acl) return acl(this.app, args, caller.remoteAddress);
     if (!CLIENT_RPC_METHODS.has(method)) throw new UnknownMethod(method);
+    // In the HTTP server's queue: heartbeats first, the rest paced (request-admission.ts).
+    await admissionOf(this.app.server)?.admitCall(method);
     const { body } = await bridge(this.app, {
       method: "PUT",
       url: `/v1/rpc/${method}`,

@@ -49,5 +49,39 @@ describe("TurnPacer", () => {
 
   it("refuses a quota below one", () => {
     expect(() => new TurnPacer(0)).toThrow(/at least 1/);
+    expect(() => new TurnPacer(1, undefined, { ms: 5, minPerTurn: 0, maxPerTurn: 4 })).toThrow(/budget/);
+  });
+});
+
+describe("TurnPacer with a time budget", () => {
+  const busy = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+
+  it("sets the quota from what a busy turn's calls cost, the work they released included", async () => {
+    const pacer = new TurnPacer(4, undefined, { ms: 10, minPerTurn: 1, maxPerTurn: 100 });
+    // Each call only resolves a promise; its 2 ms of work runs as a microtask after it.
+    for (let i = 0; i < 20; i++) pacer.run(() => void Promise.resolve().then(() => busy(2)));
+    expect(pacer.perTurn).toBe(4);
+    await nextTurn();
+    await nextTurn();
+    // 4 calls ran in the turn at about 2 ms each: 10 ms fit 4 or 5 (a slow
+    // machine makes them dearer, never cheaper).
+    expect(pacer.perTurn).toBeGreaterThanOrEqual(1);
+    expect(pacer.perTurn).toBeLessThanOrEqual(5);
+  });
+
+  it("raises the quota for cheap calls, within its bounds", async () => {
+    const pacer = new TurnPacer(2, undefined, { ms: 10, minPerTurn: 2, maxPerTurn: 50 });
+    for (let i = 0; i < 200; i++) pacer.run(() => {});
+    await nextTurn();
+    await nextTurn();
+    expect(pacer.perTurn).toBe(50);
+    const slow = new TurnPacer(8, undefined, { ms: 1, minPerTurn: 3, maxPerTurn: 50 });
+    for (let i = 0; i < 40; i++) slow.run(() => busy(2));
+    await nextTurn();
+    await nextTurn();
+    expect(slow.perTurn).toBe(3);
   });
 });
