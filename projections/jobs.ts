@@ -347,7 +347,6 @@ export function jobsProjection(deps: JobsProjectionDeps) {
 export const periodicEvalRefusal =
   "periodic and parameterized jobs are registered without an evaluation: their children are evaluated";
 
-/** Nomad's Job.Register EnforceIndex check; undefined when the write may go ahead. */
 /** The fields of a job row the server decides, in the order a row lists them after the spec's. */
 export type JobServerFields = Pick<
   JobRow,
@@ -386,6 +385,7 @@ export function jobRowOf(spec: JobSpec, server: JobServerFields): JobRow {
   return row;
 }
 
+/** Nomad's Job.Register EnforceIndex check; undefined when the write may go ahead. */
 export function enforceIndexRefusal(
   jobModifyIndex: number,
   existing: JobRow | undefined,
