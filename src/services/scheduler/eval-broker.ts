@@ -35,14 +35,15 @@ export interface Delivery {
 interface Unacked {
   readonly evaluation: EvaluationRow;
   readonly token: string;
-  timer: Timer | undefined;
-  /** When the running nack timer fires (ms), or, while paused, how long it had left. */
-  due: number;
+  /** When the nack timeout falls (clock ms); undefined while paused. */
+  due: number | undefined;
+  /** While paused: how long the timeout had left. */
   remaining: number;
 }
 
 interface Waiter {
   readonly types: ReadonlySet<string>;
+  readonly signal: AbortSignal | undefined;
   readonly resolve: (d: Delivery | undefined) => void;
 }
 
@@ -72,6 +73,17 @@ export class EvalBroker {
   private readonly unacked = new Map<string, Unacked>();
   private readonly delayed = new Map<string, Timer>();
   private waiters: Waiter[] = [];
+  /**
+   * One clock timer for every delivery's nack timeout, due at the earliest
+   * of them or before (`nackAt`). A timer per delivery, cleared and set again
+   * around each log write and cleared at the ack, was four timer operations
+   * per evaluation on the main thread; deadlines are plain numbers now, and
+   * the timer, when it fires, nacks what is due and sets itself again.
+   */
+  private nackTimer: Timer | undefined;
+  private nackAt = Number.POSITIVE_INFINITY;
+  /** Workers' signals this broker listens on: one listener each, not one per dequeue. */
+  private readonly signals = new WeakSet<AbortSignal>();
 
   constructor(
     private readonly clock: Clock,
@@ -142,30 +154,28 @@ export class EvalBroker {
     const now = this.take(set);
     if (now) return Promise.resolve(now);
     return new Promise((resolve) => {
-      const onAbort = () => {
-        const at = this.waiters.indexOf(waiter);
-        if (at < 0) return;
-        this.waiters.splice(at, 1);
-        resolve(undefined);
-      };
-      // A worker's signal outlives its dequeues: the listener goes with the
-      // delivery, or every evaluation would leave one behind on it.
-      const waiter: Waiter = {
-        types: set,
-        resolve: (delivery) => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve(delivery);
-        },
-      };
-      this.waiters.push(waiter);
-      signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiters.push({ types: set, signal, resolve });
+      // A worker's signal outlives its dequeues: one listener per signal
+      // releases whichever of its dequeues waits when it aborts (adding and
+      // removing one per dequeue cost more than the rest of the delivery).
+      if (signal && !this.signals.has(signal)) {
+        this.signals.add(signal);
+        signal.addEventListener("abort", () => this.aborted(signal), { once: true });
+      }
     });
+  }
+
+  /** A worker retired: its waiting dequeues resolve with nothing. */
+  private aborted(signal: AbortSignal): void {
+    const released = this.waiters.filter((w) => w.signal === signal);
+    if (released.length === 0) return;
+    this.waiters = this.waiters.filter((w) => w.signal !== signal);
+    for (const w of released) w.resolve(undefined);
   }
 
   /** Nomad's Ack: done with it; the job's next pending evaluation becomes ready, older ones are canceled. */
   ack(evalID: string, token: string): void {
     const u = this.outstanding(evalID, token);
-    if (u.timer) this.clock.clearTimeout(u.timer);
     this.unacked.delete(evalID);
     this.tracked.delete(evalID);
     this.release(u.evaluation);
@@ -174,7 +184,6 @@ export class EvalBroker {
   /** Nomad's Nack: back to the queue after a delay, or failed at the delivery limit. */
   nack(evalID: string, token: string): void {
     const u = this.outstanding(evalID, token);
-    if (u.timer) this.clock.clearTimeout(u.timer);
     this.unacked.delete(evalID);
     const dequeues = this.tracked.get(evalID) ?? 0;
     if (dequeues >= this.options.deliveryLimit) {
@@ -200,17 +209,16 @@ export class EvalBroker {
   /** Nomad's PauseNackTimeout: the worker is waiting on the log, which is not the worker being slow. */
   pauseNack(evalID: string, token: string): void {
     const u = this.unacked.get(evalID);
-    if (!u || u.token !== token || !u.timer) return;
-    this.clock.clearTimeout(u.timer);
-    u.timer = undefined;
+    if (!u || u.token !== token || u.due === undefined) return;
     u.remaining = Math.max(0, u.due - this.clock.now());
+    u.due = undefined;
   }
 
   resumeNack(evalID: string, token: string): void {
     const u = this.unacked.get(evalID);
-    if (!u || u.token !== token || u.timer) return;
+    if (!u || u.token !== token || u.due !== undefined) return;
     u.due = this.clock.now() + u.remaining;
-    u.timer = this.clock.setTimeout(() => this.nackTimedOut(evalID, token), u.remaining);
+    this.armNack(u.due);
   }
 
   /** Whether `token` is still the outstanding delivery of `evalID`. */
@@ -225,11 +233,34 @@ export class EvalBroker {
     return u;
   }
 
-  private nackTimedOut(evalID: string, token: string): void {
-    const u = this.unacked.get(evalID);
-    if (!u || u.token !== token) return;
-    u.timer = undefined;
-    this.nack(evalID, token);
+  /** The nack timer fires no later than `due`. */
+  private armNack(due: number): void {
+    if (due >= this.nackAt) return;
+    if (this.nackTimer) this.clock.clearTimeout(this.nackTimer);
+    this.nackAt = due;
+    this.nackTimer = this.clock.setTimeout(() => this.nackDue(), Math.max(0, due - this.clock.now()));
+  }
+
+  /** Nacks every delivery whose timeout has fallen, earliest first, and sets the timer for the next. */
+  private nackDue(): void {
+    this.nackTimer = undefined;
+    this.nackAt = Number.POSITIVE_INFINITY;
+    const now = this.clock.now();
+    const due: Unacked[] = [];
+    let next = Number.POSITIVE_INFINITY;
+    for (const u of this.unacked.values()) {
+      if (u.due === undefined) continue;
+      if (u.due <= now) due.push(u);
+      else if (u.due < next) next = u.due;
+    }
+    // Stable: deliveries due at the same time go in the order they were made.
+    due.sort((a, b) => a.due! - b.due!);
+    for (const u of due) {
+      if (this.unacked.get(u.evaluation.ID) !== u || u.due === undefined || u.due > now) continue;
+      u.due = undefined;
+      this.nack(u.evaluation.ID, u.token);
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.armNack(next);
   }
 
   private delay(evaluation: EvaluationRow, ms: number, requeue = false): void {
@@ -292,11 +323,8 @@ export class EvalBroker {
     const token = randomUUID();
     this.tracked.set(evaluation.ID, (this.tracked.get(evaluation.ID) ?? 0) + 1);
     const due = this.clock.now() + this.options.nackTimeoutMs;
-    const timer = this.clock.setTimeout(
-      () => this.nackTimedOut(evaluation.ID, token),
-      this.options.nackTimeoutMs,
-    );
-    this.unacked.set(evaluation.ID, { evaluation, token, timer, due, remaining: this.options.nackTimeoutMs });
+    this.unacked.set(evaluation.ID, { evaluation, token, due, remaining: this.options.nackTimeoutMs });
+    this.armNack(due);
     return { evaluation, token };
   }
 
@@ -312,7 +340,9 @@ export class EvalBroker {
 
   private flush(): void {
     for (const t of this.delayed.values()) this.clock.clearTimeout(t);
-    for (const u of this.unacked.values()) if (u.timer) this.clock.clearTimeout(u.timer);
+    if (this.nackTimer) this.clock.clearTimeout(this.nackTimer);
+    this.nackTimer = undefined;
+    this.nackAt = Number.POSITIVE_INFINITY;
     this.delayed.clear();
     this.unacked.clear();
     this.tracked.clear();
