@@ -14,6 +14,25 @@ export const NO_METRICS: SchedulerMetricsSink = {
   incr: () => undefined,
 };
 
+/**
+ * The label set of the pipeline's unlabelled series, one object for every
+ * call: the registry recognises the series it recorded last by the labels
+ * object, and a fresh `{}` per call made it key the labels again each time
+ * (five samples per evaluation).
+ */
+export const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** Nomad's invoke_scheduler name of an evaluation type, built once per type, not per evaluation. */
+const invokeNames = new Map<string, string>();
+export function invokeTiming(type: string): string {
+  let name = invokeNames.get(type);
+  if (name === undefined) {
+    name = `${PIPELINE_TIMINGS.invoke[0]}.${type}`;
+    invokeNames.set(type, name);
+  }
+  return name;
+}
+
 /** Nomad's names (nomad/worker.go, nomad/plan_apply.go, nomad/plan_endpoint.go in v1.6.1) and what each measures here. */
 export const PIPELINE_TIMINGS = {
   dequeue: ["nomad.nomad.worker.dequeue_eval", "Time a worker waited for an evaluation"],

@@ -23,7 +23,7 @@ import { BlockedEvals, type VolumeAsk } from "./blocked-evals.ts";
 import { threadPass } from "./computed-pass.ts";
 import { CANCELED_BY_NEWER_EVAL, DELIVERY_LIMIT_REACHED, DUPLICATE_BLOCKED_EVAL } from "./descriptions.ts";
 import { type BrokerOptions, DEFAULT_BROKER_OPTIONS, EvalBroker } from "./eval-broker.ts";
-import { NO_METRICS, PIPELINE_TIMINGS, type SchedulerMetricsSink } from "./pipeline-metrics.ts";
+import { NO_LABELS, NO_METRICS, PIPELINE_TIMINGS, type SchedulerMetricsSink } from "./pipeline-metrics.ts";
 import { PlanQueue, type PlanQueueStats } from "./plan-queue.ts";
 import { isReadyNode, ReadyNodes, readinessChanged } from "./ready-nodes.ts";
 import { jobOf, jobUnknown } from "./scheduler-context.ts";
@@ -256,7 +256,7 @@ export class SchedulerService implements LeaderService, SchedulerWorkerPool {
     const planQueue = new PlanQueue((drafts) => ctx.write(drafts), {
       maxAppends: PLAN_APPENDS_IN_FLIGHT,
       onAppended: (ms) =>
-        metrics.sample(PIPELINE_TIMINGS.planApply[0], ms, {}, PIPELINE_TIMINGS.planApply[1]),
+        metrics.sample(PIPELINE_TIMINGS.planApply[0], ms, NO_LABELS, PIPELINE_TIMINGS.planApply[1]),
     });
     this.planQueue = planQueue;
     const identities = this.options.keyring && new PlanIdentities(this.options.keyring, logger);
@@ -277,7 +277,7 @@ export class SchedulerService implements LeaderService, SchedulerWorkerPool {
         metrics.sample(
           PIPELINE_TIMINGS.planSubmit[0],
           performance.now() - started,
-          {},
+          NO_LABELS,
           PIPELINE_TIMINGS.planSubmit[1],
         );
         return written;

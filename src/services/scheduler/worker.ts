@@ -18,6 +18,8 @@ import {
 } from "./descriptions.ts";
 import type { Delivery, EvalBroker } from "./eval-broker.ts";
 import {
+  invokeTiming,
+  NO_LABELS,
   NO_METRICS,
   NODE_REJECTED,
   PIPELINE_TIMINGS,
@@ -179,7 +181,9 @@ export class Worker {
   private async loop(): Promise<void> {
     while (this.running) {
       if (this.planning >= this.depth || this.inHand.size >= this.depth * FINISHING_PER_SLOT) {
-        await Promise.race([...this.inHand, new Promise<void>((r) => (this.slotFreed = r))]);
+        // Woken by release() or by an evaluation leaving its hands: a race
+        // over every evaluation in hand added a reaction to each, per wait.
+        await new Promise<void>((r) => (this.slotFreed = r));
         this.slotFreed = undefined;
         continue;
       }
@@ -191,7 +195,7 @@ export class Worker {
       this.metrics.sample(
         PIPELINE_TIMINGS.dequeue[0],
         performance.now() - waitStarted,
-        {},
+        NO_LABELS,
         PIPELINE_TIMINGS.dequeue[1],
       );
       this.rt.utilization?.begin(this);
@@ -200,6 +204,7 @@ export class Worker {
       const task = this.handle(d, () => this.release(slot)).finally(() => {
         this.release(slot);
         this.inHand.delete(task);
+        this.slotFreed?.();
         if (this.inHand.size === 0) this.rt.utilization?.end(this);
       });
       this.inHand.add(task);
@@ -233,7 +238,7 @@ export class Worker {
     this.metrics.sample(
       PIPELINE_TIMINGS.evaluation[0],
       performance.now() - started,
-      {},
+      NO_LABELS,
       PIPELINE_TIMINGS.evaluation[1],
     );
   }
@@ -336,9 +341,9 @@ export class Worker {
     } finally {
       this.computing--;
       this.metrics.sample(
-        `${PIPELINE_TIMINGS.invoke[0]}.${evaluation.Type}`,
+        invokeTiming(evaluation.Type),
         performance.now() - started,
-        {},
+        NO_LABELS,
         PIPELINE_TIMINGS.invoke[1],
       );
     }
@@ -357,7 +362,7 @@ export class Worker {
     this.metrics.sample(
       PIPELINE_TIMINGS.submit[0],
       performance.now() - started,
-      {},
+      NO_LABELS,
       PIPELINE_TIMINGS.submit[1],
     );
     for (const nodeID of result.refusedNodes)
@@ -433,7 +438,7 @@ export class Worker {
     this.metrics.sample(
       PIPELINE_TIMINGS.update[0],
       performance.now() - started,
-      {},
+      NO_LABELS,
       PIPELINE_TIMINGS.update[1],
     );
     const refused = written.outcomes.find((o) => o.status === "rejected");
