@@ -18,6 +18,22 @@ export function mainThreadCpuUs(): number {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
+/**
+ * How long the main thread has waited on a run queue, runnable but not
+ * running (µs, from Linux's schedstat); NaN where there is none. On a
+ * shared machine this is where a busy loop's latency goes besides its own
+ * CPU: a thread it wakes (a scheduler thread, the thread pool, a client on
+ * the same cores) may take its core at once.
+ */
+export function mainThreadRunqueueWaitUs(): number {
+  try {
+    const fields = readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ");
+    return Number(fields[1]) / 1000;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /** For profiles (--cpu-prof): now on the profiler's monotonic clock, in µs. */
 export function profilerClockUs(): bigint {
   return process.hrtime.bigint() / 1000n;

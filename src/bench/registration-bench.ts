@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunningServer } from "../server.ts";
 import { startBenchServer } from "./bench-server.ts";
-import { mainThreadCpuUs, profilerClockUs } from "./main-thread-cpu.ts";
+import { mainThreadCpuUs, mainThreadRunqueueWaitUs, profilerClockUs } from "./main-thread-cpu.ts";
 import { percentile } from "./percentile.ts";
 import { type RegistrationResult, type RegistrationRun, wallClockMs } from "./registration-client.ts";
 
@@ -59,6 +59,11 @@ export interface RegistrationFigures {
    * only, 10 ms ticks): the thread the issue's goal is bound by.
    */
   readonly server_main_thread_cpu_us_per_registration?: number;
+  /**
+   * The time its main thread was runnable but waited for a core, per
+   * registration (µs; Linux schedstat): latency the busy machine added.
+   */
+  readonly server_main_thread_runqueue_wait_us_per_registration?: number;
 }
 
 const CLIENT = join(import.meta.dirname, "registration-client.ts");
@@ -110,10 +115,12 @@ export async function benchRegistration(
       progress(`registering ${jobs} batch jobs with ${concurrency} clients against ${url}`);
       const cpuBefore = process.cpuUsage();
       const mainBefore = mainThreadCpuUs();
+      const waitBefore = mainThreadRunqueueWaitUs();
       const windowFrom = profilerClockUs();
       const run = await inClientProcess({ url, bodies, concurrency });
       const cpu = process.cpuUsage(cpuBefore);
       const mainCpuUs = mainThreadCpuUs() - mainBefore;
+      const mainWaitUs = mainThreadRunqueueWaitUs() - waitBefore;
       // For profiles (--cpu-prof): the registrations' window on the profiler's clock, in µs.
       if (process.env.REGISTRATION_BENCH_WINDOW)
         process.stderr.write(`window ${windowFrom} ${profilerClockUs()}\n`);
@@ -147,6 +154,9 @@ export async function benchRegistration(
               ...(Number.isNaN(mainCpuUs)
                 ? {}
                 : { server_main_thread_cpu_us_per_registration: Math.round(mainCpuUs / jobs) }),
+              ...(Number.isNaN(mainWaitUs)
+                ? {}
+                : { server_main_thread_runqueue_wait_us_per_registration: Math.round(mainWaitUs / jobs) }),
             }
           : {}),
       };
