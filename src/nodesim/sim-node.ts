@@ -3,6 +3,7 @@ import { AllocRunner, type RunnerHost } from "./alloc-runner.ts";
 import type { NodeServices } from "./alloc-services.ts";
 import { simAllocSpec } from "./alloc-spec.ts";
 import { AllocSync } from "./alloc-sync.ts";
+import { type JobTexts, parseAllocsReply } from "./allocs-reply.ts";
 import type { Counters } from "./counters.ts";
 import { NodeCSICalls } from "./csi-calls.ts";
 import type { CSIDetachBehaviour } from "./csi-plugins.ts";
@@ -39,6 +40,8 @@ export interface NodeHost {
   readonly initialHeartbeatStaggerMs: number;
   /** What its CSI plugins do with the server's detach calls (default: succeed). */
   readonly csiDetach?: CSIDetachBehaviour;
+  /** Jobs parsed from Alloc.GetAllocs replies, shared by the nodes (allocs-reply.ts); default: none kept. */
+  readonly jobTexts?: JobTexts;
   /** Where each node's heartbeat loop runs (the simulator's heartbeat thread); default: here, on `rpc` and `timers`. */
   readonly heartbeats?: HeartbeatFactory;
 }
@@ -88,6 +91,7 @@ export class SimNode implements RunnerHost {
   private watch: AbortController | undefined;
   private detachWatch: AbortController | undefined;
   private minQueryIndex = 0;
+  private readonly parseAllocs: ((json: Buffer) => unknown) | undefined;
 
   constructor(
     private readonly host: NodeHost,
@@ -98,6 +102,8 @@ export class SimNode implements RunnerHost {
     this.secret = prng.uuid();
     this.name = `${host.shape.namePrefix}-${String(index).padStart(5, "0")}`;
     this.sync = new AllocSync(host, this, prng);
+    const jobs = host.jobTexts;
+    this.parseAllocs = jobs && ((json) => parseAllocsReply(json, jobs));
     const heartbeatSeed = prng.forkSeed("heartbeat");
     const forgotten = () => this.forgotten();
     this.heartbeats = host.heartbeats
@@ -309,7 +315,7 @@ export class SimNode implements RunnerHost {
               AllowStale: true,
             },
             this.secret,
-            { blocking: true, signal: abort.signal },
+            { blocking: true, signal: abort.signal, parse: this.parseAllocs },
           );
           pulled = got.Allocs ?? [];
         } catch (err) {

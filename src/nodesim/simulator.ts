@@ -1,6 +1,7 @@
 import { type Logger, pino } from "pino";
 import { type Clock, systemClock } from "../util/clock.ts";
 import type { AllocRunner } from "./alloc-runner.ts";
+import { JobTexts } from "./allocs-reply.ts";
 import { Counters, type SimCounters } from "./counters.ts";
 import type { CSIDetachBehaviour } from "./csi-plugins.ts";
 import { DEFAULT_DRIVER, type DriverOptions } from "./driver-options.ts";
@@ -146,6 +147,7 @@ export class NodeSimulator {
       initialHeartbeatStaggerMs: options.initialHeartbeatStaggerMs ?? 10_000,
       csiDetach: options.csiDetach ?? "ack",
       heartbeats: this.heartbeatThread?.factory,
+      jobTexts: new JobTexts(),
     };
     for (let i = 0; i < options.nodes; i++)
       this.nodes.push(new SimNode(host, i, this.prng.fork(`node/${i}`)));
