@@ -269,9 +269,10 @@ export class SimNode implements RunnerHost {
   // ---- allocations (client.go watchAllocations / runAllocs) ----
 
   private async watchAllocations(epoch: number): Promise<void> {
+    // One for the loop, not one a poll: only silence() and stop() abort it, and both end the loop.
+    const abort = new AbortController();
+    this.watch = abort;
     while (epoch === this.epoch && this.state === "up") {
-      const abort = new AbortController();
-      this.watch = abort;
       let reply: ClientAllocsReply;
       try {
         reply = await this.host.rpc.call<ClientAllocsReply>(
