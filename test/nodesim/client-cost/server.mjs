@@ -4,7 +4,10 @@
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 
-const allocs = readFileSync(new URL("./get-allocs-reply.json", import.meta.url));
+// Written out as the server sends it (the file is formatted).
+const allocs = Buffer.from(
+  JSON.stringify(JSON.parse(readFileSync(new URL("./get-allocs-reply.json", import.meta.url), "utf8"))),
+);
 const small = Buffer.from('{"Index":5,"LastContact":0,"KnownLeader":true}');
 const server = createServer((req, res) => {
   req.resume();
