@@ -31,7 +31,8 @@ const FIRST_CAPACITY = 16;
  *
  * Why per call and not per millisecond: a callback here only resolves a
  * promise; the work it releases runs afterwards, as microtasks of the same
- * turn, where no clock read of the pacer can see it. A placement burst
+ * turn, where no clock read inside the turn can see it (a TurnBudget reads
+ * the clock behind the turn instead, below). A placement burst
  * applies one batch and wakes a thousand of the nodes' long polls at once;
  * released together, their answers held the loop for up to 230 ms after
  * the 5 ms apply slice that woke them.
