@@ -19,6 +19,20 @@ export interface LoopDelay {
   readonly mono_us?: number;
   /** The server's: the garbage collector's pauses on its main thread over the phase, a part of the delay above. */
   readonly gc?: GcPauses;
+  /**
+   * The server's: its main thread's time over the phase on a core and
+   * runnable but waiting for one (ms; Linux only): what of the delay above
+   * was the machine's other threads and processes.
+   */
+  readonly main_thread?: { readonly cpu_ms: number; readonly waiting_ms: number };
+  /**
+   * With CHRONOMAD_LOOP_PROBE_TURNS_MS set for the server: each stretch of at
+   * least that long between two runs of a 1 ms timer, [start on the CPU
+   * profiler's clock (µs), length (µs), the main thread's time on a core and
+   * waiting for one in it (µs, from /proc; -1 without)], to cut a --cpu-prof
+   * profile to.
+   */
+  readonly long_turns?: readonly (readonly [number, number, number, number])[];
 }
 
 /** The pauses of one kind of garbage collection over a phase (perf_hooks `gc` entries). */

@@ -6,7 +6,7 @@
 // starts and reads it when the burst ends. Plain JavaScript: it loads before
 // the server registers its TypeScript loader.
 import { subscribe } from "node:diagnostics_channel";
-import { renameSync, writeFileSync } from "node:fs";
+import { openSync, readSync, renameSync, writeFileSync } from "node:fs";
 import {
   constants,
   createHistogram,
@@ -83,6 +83,51 @@ if (file) {
   };
   const gcObserver = new PerformanceObserver((list) => recordGc(list.getEntries()));
   gcObserver.observe({ entryTypes: ["gc"] });
+  // The main thread's time on a core and runnable but waiting for one
+  // (nanoseconds so far, the kernel's schedstat, brought up to date at each
+  // scheduler tick; -1 without /proc): on a shared machine a long turn may
+  // be mostly the second.
+  let schedFd = -1;
+  try {
+    schedFd = openSync("/proc/thread-self/schedstat", "r");
+  } catch {}
+  const schedBuf = Buffer.alloc(128);
+  const sched = () => {
+    if (schedFd < 0) return [-1, -1];
+    const n = readSync(schedFd, schedBuf, 0, schedBuf.length, 0);
+    const [run, wait] = schedBuf.toString("latin1", 0, n).split(" ");
+    return [Number(run), Number(wait)];
+  };
+  let phaseSched = sched();
+  // For finding what held the loop (CHRONOMAD_LOOP_PROBE_TURNS_MS=20): every
+  // stretch of at least that long between two runs of a 1 ms timer, as
+  // [start on the CPU profiler's monotonic clock (µs), length (µs), the main
+  // thread's time on a core in it (µs), its time runnable but waiting for a
+  // core (µs)] (the kernel's schedstat; -1 where there is none), so a
+  // --cpu-prof profile can be cut to each one and a stretch told apart from
+  // the machine's other work. Off by default: the timer is work of its own
+  // on the loop the benchmark measures.
+  const turnsMs = Number(process.env.CHRONOMAD_LOOP_PROBE_TURNS_MS ?? 0);
+  let turns = [];
+  if (turnsMs > 0) {
+    let last = process.hrtime.bigint();
+    let [lastRun, lastWait] = sched();
+    const limit = BigInt(Math.round(turnsMs * 1e6));
+    setInterval(() => {
+      const now = process.hrtime.bigint();
+      const [run, wait] = sched();
+      if (now - last >= limit && turns.length < 20_000)
+        turns.push([
+          Number(last / 1000n),
+          Number((now - last) / 1000n),
+          run < 0 ? -1 : Math.round((run - lastRun) / 1000),
+          wait < 0 ? -1 : Math.round((wait - lastWait) / 1000),
+        ]);
+      last = now;
+      lastRun = run;
+      lastWait = wait;
+    }, 1).unref();
+  }
   const round = (v) => Math.round(v * 1000) / 1000;
   let seq = 0;
   process.on("SIGUSR2", () => {
@@ -115,6 +160,15 @@ if (file) {
       }
     }
     for (const w of waits.values()) w.reset();
+    const nowSched = sched();
+    const mainThread =
+      nowSched[0] < 0
+        ? undefined
+        : {
+            cpu_ms: round((nowSched[0] - phaseSched[0]) / 1e6),
+            waiting_ms: round((nowSched[1] - phaseSched[1]) / 1e6),
+          };
+    phaseSched = nowSched;
     const figures = {
       seq,
       p50_ms: ms(delay.percentile(50)),
@@ -123,9 +177,12 @@ if (file) {
       count: delay.count,
       rpc: methods,
       gc: gcFigures,
+      ...(mainThread ? { main_thread: mainThread } : {}),
       // When this phase ended on the CPU profiler's monotonic clock (µs), to cut a --cpu-prof profile to it.
       mono_us: Number(process.hrtime.bigint() / 1000n),
+      ...(turnsMs > 0 ? { long_turns: turns } : {}),
     };
+    turns = [];
     // Whole or not at all: the benchmark may read it at any moment.
     writeFileSync(`${file}.tmp`, JSON.stringify(figures));
     renameSync(`${file}.tmp`, file);

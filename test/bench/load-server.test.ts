@@ -11,16 +11,18 @@ afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
-async function server(nodeFlags?: string): Promise<LoadServer> {
+async function server(nodeFlags?: string, turnsMs?: number): Promise<LoadServer> {
   const dataDir = await mkdtemp(join(tmpdir(), "chronomad-load-server-test-"));
   cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
   const saved = process.env.CHRONOMAD_BENCH_SERVER_NODE_FLAGS;
   if (nodeFlags !== undefined) process.env.CHRONOMAD_BENCH_SERVER_NODE_FLAGS = nodeFlags;
+  if (turnsMs !== undefined) process.env.CHRONOMAD_LOOP_PROBE_TURNS_MS = String(turnsMs);
   try {
     const s = await startLoadServer(["--data-dir", dataDir, "--fsync", "never"], dataDir);
     cleanup.push(() => s.stop());
     return s;
   } finally {
+    delete process.env.CHRONOMAD_LOOP_PROBE_TURNS_MS;
     if (saved === undefined) delete process.env.CHRONOMAD_BENCH_SERVER_NODE_FLAGS;
     else process.env.CHRONOMAD_BENCH_SERVER_NODE_FLAGS = saved;
   }
@@ -90,5 +92,50 @@ describe("the load benchmark's server probe", () => {
       expect(kind?.count).toBeGreaterThanOrEqual(0);
       expect(kind?.total_ms).toBeGreaterThanOrEqual(kind?.max_ms ?? Number.POSITIVE_INFINITY);
     }
+  }, 120_000);
+
+  it("splits the main thread's time over a phase into on a core and waiting for one", async () => {
+    const s = await server();
+    const rpc = client(s);
+    await s.phase();
+    for (let i = 0; i < 50; i++)
+      await rpc
+        .call("Node.UpdateStatus", { NodeID: `node-${i}`, Status: "ready" }, "x")
+        .catch(() => undefined);
+    const { loop } = await s.phase();
+    if (process.platform !== "linux") return;
+    expect(loop.main_thread?.cpu_ms).toBeGreaterThan(0);
+    expect(loop.main_thread?.waiting_ms).toBeGreaterThanOrEqual(0);
+    // Without CHRONOMAD_LOOP_PROBE_TURNS_MS, no list of turns.
+    expect(loop.long_turns).toBeUndefined();
+  }, 120_000);
+
+  it("lists the turns that held the loop, with the main thread's time on a core in each, when asked", async () => {
+    // Every turn of 1 ms or more: the calls below make some.
+    const s = await server(undefined, 1);
+    const rpc = client(s);
+    const padding = "x".repeat(256 * 1024);
+    await s.phase();
+    for (let i = 0; i < 50; i++)
+      await rpc
+        .call("Node.UpdateStatus", { NodeID: `node-${i}`, Status: "ready", Padding: padding }, "x")
+        .catch(() => undefined);
+    const { loop } = await s.phase();
+    const turns = loop.long_turns ?? [];
+    expect(turns.length).toBeGreaterThan(0);
+    for (const [start, length, cpu, waiting] of turns) {
+      // On the profiler's clock, within the phase, which ended at mono_us.
+      expect(start + length).toBeLessThanOrEqual(loop.mono_us ?? 0);
+      expect(length).toBeGreaterThanOrEqual(1000);
+      if (process.platform !== "linux") continue;
+      // The kernel's counts, in µs: within the stretch, give or take the
+      // scheduler tick they are brought up to date at (4 ms at HZ=250).
+      expect(cpu).toBeGreaterThanOrEqual(0);
+      expect(waiting).toBeGreaterThanOrEqual(0);
+      expect(cpu + waiting).toBeLessThanOrEqual(length + 10_000);
+    }
+    // The next phase starts a new list.
+    const next = await s.phase();
+    expect((next.loop.long_turns ?? []).every(([start]) => start >= (loop.mono_us ?? 0) - 2000)).toBe(true);
   }, 120_000);
 });
