@@ -14,6 +14,8 @@ export interface ThreadData {
   readonly tables: readonly string[];
   readonly logLevel: string;
   readonly name: string;
+  /** The thread's nice value (Linux, where it is per thread; 0: the main thread's). See SCHEDULER_THREAD_NICE. */
+  readonly nice?: number;
 }
 
 /** One evaluation to compute, as the main thread's worker would compute it in process. */
@@ -88,6 +90,8 @@ export interface ReplicaStats {
   readonly startup: StartupFigures;
   /** Records applied as they were forwarded (after the start), and the thread's time applying them (ms). */
   readonly applying: { readonly records: number; readonly ms: number };
+  /** The thread's nice value as the system reports it (0 where it is not set per thread). */
+  readonly nice?: number;
 }
 
 export interface StartupFigures {

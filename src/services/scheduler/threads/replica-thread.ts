@@ -1,3 +1,4 @@
+import { getPriority, setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import { pino } from "pino";
 import { signJwsInput } from "../../../identity/jwt.ts";
@@ -16,6 +17,18 @@ const data = (workerData as { thread: ThreadData }).thread;
 // To stderr: the main thread's stdout may carry its own structured log.
 const logger = pino({ name: data.name, level: data.logLevel }, pino.destination(2));
 const post = (message: FromThread, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
+
+// Behind the main thread for a core (SCHEDULER_THREAD_NICE). Only on Linux,
+// where a nice value is the calling thread's: elsewhere the call would
+// lower the whole process, the main thread included.
+const threadNice = (): number => (process.platform === "linux" ? getPriority(0) : 0);
+if (data.nice && process.platform === "linux") {
+  try {
+    setPriority(0, data.nice);
+  } catch (err) {
+    logger.warn({ err, nice: data.nice }, "could not lower the scheduler thread's priority");
+  }
+}
 
 const replica = new Replica(
   data,
@@ -43,7 +56,7 @@ port.on("message", (message: ToThread) => {
       );
       return;
     case "stats":
-      post({ kind: "stats", id: message.id, stats: replica.stats(message.gc) });
+      post({ kind: "stats", id: message.id, stats: { ...replica.stats(message.gc), nice: threadNice() } });
       return;
     case "sign":
       // Needs nothing of the replica: the key comes with the request.

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { getPriority } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AllocRow } from "../../../../projections/allocs.ts";
 import { createProjections } from "../../../../projections/index.ts";
@@ -16,7 +17,10 @@ import {
   replicaProjections,
   tablesOf,
 } from "../../../../src/services/scheduler/threads/replica-projections.ts";
-import { SchedulerThreads } from "../../../../src/services/scheduler/threads/scheduler-threads.ts";
+import {
+  SCHEDULER_THREAD_NICE,
+  SchedulerThreads,
+} from "../../../../src/services/scheduler/threads/scheduler-threads.ts";
 import { submitThreadPlan } from "../../../../src/services/scheduler/threads/submit-thread-plan.ts";
 import { tablesHash } from "../../../../src/services/scheduler/threads/tables-hash.ts";
 import { isEncoded, writeEvents } from "../../../../src/store/writer.ts";
@@ -36,12 +40,13 @@ async function mainStore(): Promise<MainStore> {
   return main;
 }
 
-async function threadsFor(main: MainStore, workers: number): Promise<SchedulerThreads> {
+async function threadsFor(main: MainStore, workers: number, nice?: number): Promise<SchedulerThreads> {
   const threads = new SchedulerThreads({
     workers,
     store: main.store,
     snapshotDir: main.snapshotDir,
     logger: quiet,
+    nice,
   });
   opened.push(threads);
   return main.startThreads(threads);
@@ -68,6 +73,26 @@ function submit(main: MainStore, outcome: ScheduleOutcomeMessage) {
     outcome,
   );
 }
+
+describe("scheduler threads' priority", () => {
+  it.runIf(process.platform === "linux")(
+    "run behind the main thread for a core: their nice value is raised, the main thread's is not",
+    async () => {
+      const main = await mainStore();
+      await main.addNodes(3);
+      const before = getPriority(0);
+      const threads = await threadsFor(main, 2);
+      expect(SCHEDULER_THREAD_NICE).toBeGreaterThan(0);
+      for (const s of await threads.stats()) expect(s.nice).toBe(Math.max(before, SCHEDULER_THREAD_NICE));
+      // Per thread: this (the main) thread keeps its own.
+      expect(getPriority(0)).toBe(before);
+      expect(getPriority()).toBe(before);
+      // And level with it when asked.
+      const level = await threadsFor(main, 1, 0);
+      for (const s of await level.stats()) expect(s.nice).toBe(before);
+    },
+  );
+});
 
 describe.each([1, 2])("scheduler threads (%i workers)", (workers) => {
   it("replicas start from the main store's snapshot and hold its tables at its index", async () => {
