@@ -94,6 +94,10 @@ export async function benchRegistration(
   if (!url) {
     dir = await mkdtemp(join(tmpdir(), "chronomad-bench-registration-"));
     server = await startBenchServer(["--data-dir", dir, "--fsync", options.fsync ?? "always"]);
+    // A fresh server is measured once it has started: its scheduler threads
+    // load their modules and catch up in the background, seconds on a busy
+    // machine, and until then the first evaluations wait or run in process.
+    await server.schedulerThreads?.whenReady();
     url = `http://${server.address}`;
   }
   try {
