@@ -1,5 +1,6 @@
 import { fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -47,6 +48,8 @@ export interface RegistrationFigures {
   readonly evals_after_last_registration_seconds: number;
   /** The client process's CPU time over the registrations, in % of one core (it shares the machine). */
   readonly client_cpu_percent: number;
+  /** The same CPU time per registration (µs): on a shared 2-core machine, CPU the server does not get. */
+  readonly client_cpu_us_per_registration: number;
   /** Only for the in-process chronomad: its CPU time over the registrations, in % of one core. */
   readonly server_cpu_percent?: number;
   /**
@@ -91,6 +94,10 @@ export async function benchRegistration(
   if (!url) {
     dir = await mkdtemp(join(tmpdir(), "chronomad-bench-registration-"));
     server = await startBenchServer(["--data-dir", dir, "--fsync", options.fsync ?? "always"]);
+    // A fresh server is measured once it has started: its scheduler threads
+    // load their modules and catch up in the background, seconds on a busy
+    // machine, and until then the first evaluations wait or run in process.
+    await server.schedulerThreads?.whenReady();
     url = `http://${server.address}`;
   }
   try {
@@ -117,6 +124,7 @@ export async function benchRegistration(
       const mainBefore = mainThreadCpuUs();
       const waitBefore = mainThreadRunqueueWaitUs();
       const windowFrom = profilerClockUs();
+      const threadsBefore = process.env.REGISTRATION_BENCH_THREADS ? threadCpuUs() : undefined;
       const run = await inClientProcess({ url, bodies, concurrency });
       const cpu = process.cpuUsage(cpuBefore);
       const mainCpuUs = mainThreadCpuUs() - mainBefore;
@@ -124,6 +132,12 @@ export async function benchRegistration(
       // For profiles (--cpu-prof): the registrations' window on the profiler's clock, in µs.
       if (process.env.REGISTRATION_BENCH_WINDOW)
         process.stderr.write(`window ${windowFrom} ${profilerClockUs()}\n`);
+      if (threadsBefore) {
+        for (const [tid, us] of threadCpuUs()) {
+          const d = us - (threadsBefore.get(tid) ?? 0);
+          if (d > 0) process.stderr.write(`thread ${tid} ${Math.round(d / jobs)} us/registration\n`);
+        }
+      }
       if (run.errors > 0) throw new Error(`${run.errors} registrations failed, first: ${run.firstError}`);
       const registerSeconds = (run.endedAt - run.startedAt) / 1000;
       let processedAt = run.endedAt;
@@ -147,6 +161,7 @@ export async function benchRegistration(
           ? 0
           : round(Math.max(0, processedAt - run.endedAt) / 1000),
         client_cpu_percent: Math.round((run.cpuMs / wallMs) * 100),
+        client_cpu_us_per_registration: Math.round((run.cpuMs * 1000) / jobs),
         ...(server
           ? {
               server_cpu_percent: Math.round((serverCpuMs / wallMs) * 100),
@@ -286,3 +301,14 @@ async function pauseEvalBroker(url: string): Promise<() => Promise<void>> {
 }
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
+
+/** Each thread's CPU time (µs) from Linux's per-thread stat, by thread id: where a run's CPU went. */
+function threadCpuUs(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync("/proc/self/task")) {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) * 10_000);
+  }
+  return out;
+}

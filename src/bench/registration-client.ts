@@ -1,4 +1,4 @@
-import { Agent, request } from "node:http";
+import { KeepAliveConnection } from "./registration-connection.ts";
 
 /** What the registration bench asks its client process to do. */
 export interface RegistrationRun {
@@ -33,30 +33,8 @@ export const wallClockMs = (): number => performance.timeOrigin + performance.no
  */
 export async function register(run: RegistrationRun): Promise<RegistrationResult> {
   const target = new URL(run.url);
-  const agent = new Agent({ keepAlive: true, maxSockets: run.concurrency });
-  const send = (body: string) =>
-    new Promise<{ status: number; text: string }>((resolve) => {
-      const req = request(
-        {
-          agent,
-          host: target.hostname,
-          port: target.port,
-          method: "PUT",
-          path: "/v1/jobs",
-          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
-        },
-        (res) => {
-          let text = "";
-          res.setEncoding("utf8");
-          res.on("data", (chunk: string) => {
-            text += chunk;
-          });
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
-        },
-      );
-      req.on("error", (err) => resolve({ status: 0, text: err.message }));
-      req.end(body);
-    });
+  const connections = Array.from({ length: run.concurrency }, () => new KeepAliveConnection(target));
+  const send = (connection: KeepAliveConnection, body: string) => connection.send("PUT", "/v1/jobs", body);
 
   const latencies: number[] = [];
   let errors = 0;
@@ -64,11 +42,11 @@ export async function register(run: RegistrationRun): Promise<RegistrationResult
   let next = 0;
   const cpuBefore = process.cpuUsage();
   const startedAt = wallClockMs();
-  const loop = async () => {
+  const loop = async (connection: KeepAliveConnection) => {
     while (next < run.bodies.length) {
       const body = run.bodies[next++]!;
       const t0 = performance.now();
-      const { status, text } = await send(body);
+      const { status, text } = await send(connection, body);
       latencies.push(performance.now() - t0);
       if (status !== 200) {
         errors++;
@@ -76,10 +54,10 @@ export async function register(run: RegistrationRun): Promise<RegistrationResult
       }
     }
   };
-  await Promise.all(Array.from({ length: run.concurrency }, loop));
+  await Promise.all(connections.map(loop));
   const endedAt = wallClockMs();
   const cpu = process.cpuUsage(cpuBefore);
-  agent.destroy();
+  for (const c of connections) c.close();
   return { startedAt, endedAt, latencies, errors, firstError, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
