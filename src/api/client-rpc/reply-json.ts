@@ -157,7 +157,9 @@ function rowJson(alloc: object, identities: object | undefined): void {
   byte(OPEN_BRACE);
   const start = pos;
   let identitiesOut = identities === undefined;
-  for (const field of Object.keys(row)) {
+  // for…in walks the row's own fields in Object.keys order (a row inherits
+  // none) from its hidden class's cached keys, without an array per row.
+  for (const field in row) {
     if (field === "Job" && jobLast) continue;
     if (field === "SignedIdentities" && identities !== undefined) {
       if (pos > start) byte(COMMA);
