@@ -102,7 +102,7 @@ describe("a client RPC reply as JSON", () => {
       Missing: undefined,
     };
     // Three times: the shared objects' texts are kept from the second, and used from then on.
-    for (let i = 0; i < 3; i++) expect(clientReplyJson(body)).toBe(asBefore(body));
+    for (let i = 0; i < 3; i++) expect(String(clientReplyJson(body))).toBe(asBefore(body));
     // The stored row is left as it was.
     expect(mine).not.toHaveProperty("SignedIdentities");
   });
@@ -124,7 +124,7 @@ describe("a client RPC reply as JSON", () => {
     expect(missing).toEqual([rows[3]!.ID]);
     expect(served.map((a) => a instanceof SignedAlloc)).toEqual([true, false, false, false, true]);
     const body = { Allocs: served, ...meta };
-    expect(clientReplyJson(body)).toBe(asBefore(body));
+    expect(String(clientReplyJson(body))).toBe(asBefore(body));
     // msgpack writes each as the one object it was before.
     const before = {
       Allocs: served.map((a) =>
@@ -143,7 +143,7 @@ describe("a client RPC reply as JSON", () => {
       Extra: [1, "2"],
     } as unknown as AllocRow;
     const body = { Allocs: [new SignedAlloc(odd, { app: "jwt" }), odd], ...meta };
-    expect(clientReplyJson(body)).toBe(asBefore(body));
+    expect(String(clientReplyJson(body))).toBe(asBefore(body));
   });
 
   it("writes what JSON.stringify writes for what is not an allocation", () => {
@@ -151,12 +151,28 @@ describe("a client RPC reply as JSON", () => {
       Allocs: [null, 3, "s", [1, { Job: { a: 1 } }], {}, { Job: { ID: "j" } }, { Job: "text" }, undefined],
       ...meta,
     };
-    expect(clientReplyJson(body)).toBe(JSON.stringify(body));
+    expect(String(clientReplyJson(body))).toBe(JSON.stringify(body));
+  });
+
+  it("answers allocations as UTF-8 bytes, however large the reply", () => {
+    const shared = { job: { ID: "wéb ✓", Meta: { note: "x".repeat(70_000) } }, resources: { CPU: 1 } };
+    const big = row("a1", shared, {
+      ClientDescription: "ü€😀".repeat(30_000),
+      ModifyIndex: 9_007_199_254_740_991,
+    });
+    const small = row("a2", shared, { NodeName: "nœud", ModifyIndex: -3, CreateIndex: 0.5 });
+    const body = { Allocs: [big, small, big], ...meta };
+    const reply = clientReplyJson(body);
+    expect(Buffer.isBuffer(reply)).toBe(true);
+    expect(reply.toString("utf8")).toBe(asBefore(body));
+    // The next, smaller reply is not followed by what the larger one left.
+    const next = { Allocs: [small], ...meta };
+    expect(String(clientReplyJson(next))).toBe(asBefore(next));
   });
 
   it("leaves replies without an allocation list to JSON.stringify", () => {
     const body = { Allocs: { a1: 3 }, MigrateTokens: {}, Index: 4 };
-    expect(clientReplyJson(body)).toBe(JSON.stringify(body));
+    expect(String(clientReplyJson(body))).toBe(JSON.stringify(body));
   });
 
   it("holds for any allocations, jobs and identities", () => {
@@ -199,8 +215,8 @@ describe("a client RPC reply as JSON", () => {
             }),
             ...rest,
           };
-          expect(clientReplyJson(body)).toBe(asBefore(body));
-          expect(clientReplyJson(body)).toBe(asBefore(body));
+          expect(String(clientReplyJson(body))).toBe(asBefore(body));
+          expect(String(clientReplyJson(body))).toBe(asBefore(body));
         },
       ),
     );

@@ -1,0 +1,91 @@
+import { GCProfiler, getHeapStatistics } from "node:v8";
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import type { AllocRow } from "../../../projections/allocs.ts";
+import { createProjections } from "../../../projections/index.ts";
+import { clientReplyJson } from "../../../src/api/client-rpc/reply-json.ts";
+import { EnvelopeCodec } from "../../../src/codec/envelope-codec.ts";
+import { openFileLogReadOnly } from "../../../src/log/file/index.ts";
+import { MemoryLog } from "../../../src/log/memory-log.ts";
+import { Store } from "../../../src/store/store.ts";
+import { allSchemas } from "../../../streams/index.ts";
+
+/**
+ * The figures docs/architecture.md ("What the burst allocates") quotes for
+ * Alloc.GetAllocs' reply: the allocation rows of a kept load-bench log
+ * (`--keep-data`: its log/ directory; the first 20,000 records replayed),
+ * answered ten at a time as a node pulls them after a placement, the heap
+ * allocated (from V8's heap statistics around each GC) and the CPU per
+ * reply, its bytes for the socket included. Run on demand only:
+ * CHRONOMAD_REPLY_FIGURES=/path/to/log npx vitest run test/api/client-rpc/reply-figures.test.ts
+ */
+const dir = process.env.CHRONOMAD_REPLY_FIGURES;
+const RECORDS = 20_000;
+
+interface HeapSide {
+  readonly heapStatistics: { readonly usedHeapSize: number };
+}
+
+/** Bytes allocated on the V8 heap while `f` ran: what each GC found in use, less what the previous left. */
+function allocatedDuring(f: () => void): { bytes: number; scavenges: number; cpuUs: number } {
+  const profiler = new GCProfiler();
+  profiler.start();
+  const used0 = getHeapStatistics().used_heap_size;
+  const cpu0 = process.cpuUsage();
+  f();
+  const cpu = process.cpuUsage(cpu0);
+  const used1 = getHeapStatistics().used_heap_size;
+  const stats = (profiler.stop()?.statistics ?? []) as { beforeGC: HeapSide; afterGC: HeapSide }[];
+  let bytes = 0;
+  let previous = used0;
+  for (const s of stats) {
+    bytes += s.beforeGC.heapStatistics.usedHeapSize - previous;
+    previous = s.afterGC.heapStatistics.usedHeapSize;
+  }
+  bytes += used1 - previous;
+  return { bytes, scavenges: stats.length, cpuUs: cpu.user + cpu.system };
+}
+
+describe.skipIf(!dir)("Alloc.GetAllocs replies (figures)", () => {
+  it("reports heap bytes and CPU per reply of ten allocations", async () => {
+    const source = await openFileLogReadOnly(dir!);
+    const log = new MemoryLog();
+    let read = 0;
+    for await (const batch of source.read(1, { maxBatch: 1000 })) {
+      await log.append(batch.map((r) => r.bytes));
+      read += batch.length;
+      if (read >= RECORDS) break;
+    }
+    await source.close();
+    const store = new Store({
+      log,
+      codec: new EnvelopeCodec(allSchemas),
+      projections: createProjections().all,
+      logger: pino({ level: "silent" }),
+    });
+    await store.start();
+    const rows = [...store.table<AllocRow>("allocs").all()];
+    await store.stop();
+    const bodies: Record<string, unknown>[] = [];
+    for (let i = 0; i + 10 <= rows.length; i += 10)
+      bodies.push({ Allocs: rows.slice(i, i + 10), Index: 1234, LastContact: 0, KnownLeader: true });
+    expect(bodies.length).toBeGreaterThan(0);
+    let replyBytes = 0;
+    const lines: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      const { bytes, scavenges, cpuUs } = allocatedDuring(() => {
+        for (let r = 0; r < 5; r++)
+          for (const body of bodies) {
+            // A text is made flat and UTF-8 to be sent (its length counted, the socket written): bytes are sent as they are.
+            const reply: string | Buffer = clientReplyJson(body);
+            replyBytes += typeof reply === "string" ? Buffer.from(reply).length : reply.length;
+          }
+      });
+      const calls = 5 * bodies.length;
+      lines.push(
+        `round ${round + 1}: ${(bytes / calls / 1024).toFixed(1)} KiB of heap and ${(cpuUs / calls).toFixed(0)} µs CPU a reply (${calls} replies of 10, ${scavenges} GCs, ${Math.round(replyBytes / calls / (round + 1))} B of JSON each)`,
+      );
+    }
+    console.log(lines.join("\n"));
+  }, 600_000);
+});
