@@ -28,8 +28,8 @@ const rpc = new RpcClient(
     call: (method, ms, out, bytesIn, status, reason = "") =>
       post({ t: "call", method, ms, out, in: bytesIn, status, reason }),
   },
-  // Only heartbeats go out from here, each node on a connection of its own; the pools are unused.
-  { encoding: data.encoding, shortSockets: 1, blockingPerNode: 1 },
+  // Only heartbeats go out from here, each node on a connection of its own; the shared pool is unused.
+  { encoding: data.encoding, shortSockets: 1 },
 );
 const nodes = new Map<number, NodeHeartbeat>();
 const delay = monitorEventLoopDelay({ resolution: 1 });

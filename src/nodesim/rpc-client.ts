@@ -1,14 +1,22 @@
-import { Agent, type IncomingMessage, request } from "node:http";
 import { packPlain, unpackPlain } from "../codec/envelope-codec.ts";
 import type { CallCounter } from "./counters.ts";
+import {
+  Connection,
+  ConnectionPerCall,
+  type Connections,
+  type Exchange,
+  type HttpReply,
+  origin,
+  SharedConnections,
+  type WireError,
+} from "./http-connection.ts";
 
 export type Encoding = "msgpack" | "json";
 
 const HEARTBEAT = "Node.UpdateStatus";
 const UPDATE_ALLOC = "Node.UpdateAlloc";
-
-// The server closes idle sockets after its keep-alive timeout (72 s in fastify); ours go first.
-const KEEP_ALIVE = { keepAlive: true, keepAliveMsecs: 30_000, timeout: 0, scheduling: "lifo" as const };
+/** The node's CSI plugins' long poll, a loop of its own beside the allocations' watch. */
+const PENDING_DETACHES = "ClientCSI.PendingDetaches";
 
 /** Milliseconds since the epoch, fractional, when a heartbeat request was sent. */
 export const SENT_AT_HEADER = "x-nodesim-sent-at";
@@ -33,7 +41,12 @@ export interface RpcCaller {
 }
 
 export interface CallOptions {
-  /** A long poll: on the pool of one socket per node that holds one. */
+  /**
+   * A long poll, or a call of the loop that makes them (Alloc.GetAllocs
+   * after Node.GetClientAllocs): no deadline, on the connection of the
+   * node's loop (its CSI plugins' ClientCSI.PendingDetaches on one of its
+   * own).
+   */
   readonly blocking?: boolean;
   /**
    * A call the server answers once work elsewhere is done (CSIVolume.Unpublish
@@ -50,12 +63,8 @@ export interface RpcClientOptions {
   readonly encoding: Encoding;
   /** Sockets for registrations and the other short calls: their concurrency bound. */
   readonly shortSockets: number;
-  /**
-   * Long polls one node may hold at once (Node.GetClientAllocs, and
-   * ClientCSI.PendingDetaches for a node with CSI plugins): the sockets its
-   * pool keeps open between polls.
-   */
-  readonly blockingPerNode: number;
+  /** Unused: each of a node's loops has a connection of its own. */
+  readonly blockingPerNode?: number;
   /**
    * How long a short call (not a long poll, not one that waits on work
    * elsewhere) may go unanswered before it fails as `timeout`. A Nomad
@@ -76,28 +85,29 @@ const CALL_TIMEOUT_MS = 300_000;
 
 /**
  * The client RPC over HTTP (`PUT /v1/rpc/<Service.Method>`), for thousands
- * of simulated nodes in one process: keep-alive sockets in pools, so that
- * long polls, updates and registrations never hold heartbeats back. Each
- * node's long polls, updates and heartbeats go out on connections of its
- * own, kept open, as a Nomad client's calls go over its own RPC session: a
- * shared heartbeat pool would time a queue in this process, and one that
- * opens sockets on demand opens hundreds at once after the server stalls,
- * past its listen backlog, and TCP's retries then hold heartbeats for a
- * minute. Registrations and the other short calls share a small pool that
- * bounds their concurrency (requests beyond it queue in the agent). Every
- * call is counted by method.
+ * of simulated nodes in one process, on undici's connections
+ * (http-connection.ts), kept open: each of a node's loops has one of its own,
+ * as a Nomad client's calls go over the one RPC session it opened: its
+ * heartbeats, its allocations' watch (Node.GetClientAllocs then
+ * Alloc.GetAllocs), its Node.UpdateAlloc (one in flight: its sync loop waits
+ * for the answer) and its CSI plugins' detach poll. A shared heartbeat pool
+ * would time a queue in this process, and one that opens sockets on demand
+ * opens hundreds at once after the server stalls, past its listen backlog,
+ * and TCP's retries then hold heartbeats for a minute. Registrations and
+ * the other short calls share a small pool that bounds their concurrency
+ * (calls beyond it queue); CSIVolume.Unpublish, which waits on the node's
+ * detaches, gets a connection per call. Every call is counted by method.
  *
- * Pools by node, not one of thousands of sockets: Node's Agent finds a
- * socket it frees in its list of busy ones by a linear search, so a pool
- * holding every node's long poll spent microseconds per answer searching
- * 5,000 sockets (3% of the simulator's CPU in a placement burst).
+ * One connection per loop and no more: a loop's calls are sequential, so a
+ * pool per node (undici's `Pool`, Node's Agent) only ever opened a second
+ * socket when a call went out as the last one's was being freed, and at
+ * 5,000 nodes the simulator ran out of file descriptors.
  */
 export class RpcClient implements RpcCaller {
-  private readonly host: string;
-  private readonly port: number;
-  private readonly short: Agent;
-  private readonly waiting: Agent;
-  private readonly nodes = new Map<string, NodePools>();
+  private readonly url: string;
+  private readonly short: Connections;
+  private readonly waiting: Connections;
+  private readonly nodes = new Map<string, NodeConnections>();
   private closed = false;
 
   constructor(
@@ -107,170 +117,142 @@ export class RpcClient implements RpcCaller {
   ) {
     const url = new URL(baseUrl);
     if (url.protocol !== "http:") throw new Error(`nodesim speaks plain HTTP; ${baseUrl} is not http://`);
-    this.host = url.hostname;
-    this.port = Number(url.port || 80);
-    this.short = new Agent({
-      ...KEEP_ALIVE,
-      maxSockets: options.shortSockets,
-      maxFreeSockets: options.shortSockets,
-    });
-    // Unbounded: what bounds them is the allocations stopping at once.
-    this.waiting = new Agent({ ...KEEP_ALIVE, maxFreeSockets: 64 });
+    this.url = origin(url.hostname.replace(/^\[(.*)\]$/, "$1"), Number(url.port || 80));
+    this.short = new SharedConnections(this.url, options.shortSockets);
+    // Unbounded: what bounds them is the allocations stopping at once; 64 idle kept, as the Agent did.
+    this.waiting = new ConnectionPerCall(this.url, 64);
   }
 
   /**
    * Calls `method` as the node whose secret is `token`; resolves with the
-   * decoded reply, rejects with an RpcError. A request that went out on a
-   * reused keep-alive socket the server had just closed is sent once more.
+   * decoded reply, rejects with an RpcError. A call whose connection the
+   * server closed before any answer (its keep-alive timeout racing the
+   * call) is sent once more.
    */
   async call<T>(method: string, body: unknown, token: string, options: CallOptions = {}): Promise<T> {
     const msgpack = this.options.encoding === "msgpack";
-    const payload = msgpack ? Buffer.from(packPlain(body)) : Buffer.from(JSON.stringify(body));
+    let payload: string | Uint8Array;
+    let length: number;
+    if (msgpack) {
+      payload = packPlain(body);
+      length = payload.length;
+    } else {
+      payload = JSON.stringify(body);
+      length = Buffer.byteLength(payload);
+    }
+    const exchange: Exchange = {
+      path: `/v1/rpc/${method}`,
+      headers: this.headers(method, token, msgpack),
+      body: payload,
+      signal: options.signal,
+      timeoutMs: options.blocking || options.waits ? 0 : (this.options.callTimeoutMs ?? CALL_TIMEOUT_MS),
+    };
     const started = performance.now();
+    const connections = this.connectionsFor(method, token, options);
     let attempt = 0;
     for (;;) {
+      let reply: HttpReply;
       try {
-        const { status, bytes, type } = await this.send(method, payload, token, options, msgpack);
-        this.counters.call(method, performance.now() - started, payload.length, bytes.length, status);
-        if (status < 200 || status >= 300) throw new RpcError(method, status, bytes.toString("utf8"));
-        if (bytes.length === 0) return {} as T;
-        return (
-          type.startsWith("application/msgpack")
-            ? unpackPlain(bytes)
-            : options.parse
-              ? options.parse(bytes)
-              : JSON.parse(bytes.toString("utf8"))
-        ) as T;
+        reply = await connections.request(exchange);
       } catch (err) {
-        if (err instanceof RpcError) throw err;
-        const e = err as NodeJS.ErrnoException & { reused?: boolean };
-        if (e.reused && attempt === 0 && (e.code === "ECONNRESET" || e.code === "EPIPE")) {
+        const e = err as WireError;
+        if (e.retryable && attempt === 0 && !this.closed) {
           attempt++;
           continue;
         }
-        const reason =
-          e.name !== "AbortError"
-            ? (e.code ?? e.message)
-            : (e.cause as Error | undefined)?.name === "TimeoutError"
-              ? "timeout"
-              : "aborted";
         // Calls cut off by close() are the simulator stopping, not failures to count.
-        if (!this.closed)
-          this.counters.call(method, performance.now() - started, payload.length, 0, 0, reason);
-        throw new RpcError(method, 0, reason);
+        if (!this.closed) this.counters.call(method, performance.now() - started, length, 0, 0, e.reason);
+        throw new RpcError(method, 0, e.reason);
       }
+      const { status, body: bytes, type } = reply;
+      this.counters.call(method, performance.now() - started, length, bytes.length, status);
+      if (status < 200 || status >= 300) throw new RpcError(method, status, bytes.toString("utf8"));
+      if (bytes.length === 0) return {} as T;
+      return (
+        type.startsWith("application/msgpack")
+          ? unpackPlain(bytes)
+          : options.parse
+            ? options.parse(bytes)
+            : JSON.parse(bytes.toString("utf8"))
+      ) as T;
     }
   }
 
-  private send(
-    method: string,
-    payload: Buffer,
-    token: string,
-    options: CallOptions,
-    msgpack: boolean,
-  ): Promise<{ status: number; bytes: Buffer; type: string }> {
-    return new Promise((resolve, reject) => {
-      const req = request(
-        {
-          agent: this.agentFor(method, token, options),
-          host: this.host,
-          port: this.port,
-          method: "PUT",
-          path: `/v1/rpc/${method}`,
-          signal: this.deadline(options),
-          headers: {
-            "content-type": msgpack ? "application/msgpack" : "application/json",
-            "content-length": payload.length,
-            "x-nomad-token": token,
-            // When the call went out, on a clock every process of this machine shares: the load
-            // benchmark's server probe splits a heartbeat's round trip at it (a server ignores it).
-            ...(method === HEARTBEAT ? { [SENT_AT_HEADER]: sentAt() } : {}),
-          },
-        },
-        (res: IncomingMessage) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (c: Buffer) => chunks.push(c));
-          res.on("end", () =>
-            resolve({
-              status: res.statusCode ?? 0,
-              bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
-              type: String(res.headers["content-type"] ?? ""),
-            }),
-          );
-          res.on("error", reject);
-        },
-      );
-      req.on("error", (err: Error & { reused?: boolean }) => {
-        err.reused = req.reusedSocket;
-        reject(err);
-      });
-      req.end(payload);
-    });
+  /** Those http.request sent (undici adds host, connection: keep-alive and content-length). */
+  private headers(method: string, token: string, msgpack: boolean): string[] {
+    const headers = [
+      "content-type",
+      msgpack ? "application/msgpack" : "application/json",
+      "x-nomad-token",
+      token,
+    ];
+    // When the call went out, on a clock every process of this machine shares: the load
+    // benchmark's server probe splits a heartbeat's round trip at it (a server ignores it).
+    if (method === HEARTBEAT) headers.push(SENT_AT_HEADER, sentAt());
+    return headers;
   }
 
-  /** The call's own signal, with the short calls' deadline added. */
-  private deadline(options: CallOptions): AbortSignal | undefined {
-    if (options.blocking || options.waits) return options.signal;
-    const timeout = AbortSignal.timeout(this.options.callTimeoutMs ?? CALL_TIMEOUT_MS);
-    return options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-  }
-
-  private agentFor(method: string, token: string, options: CallOptions): Agent {
+  private connectionsFor(method: string, token: string, options: CallOptions): Connections {
     if (options.waits) return this.waiting;
-    if (options.blocking) return this.pools(token).blocking;
-    if (method === HEARTBEAT) return this.pools(token).heartbeat;
-    return method === UPDATE_ALLOC ? this.pools(token).update : this.short;
+    if (options.blocking) {
+      const node = this.node(token);
+      return method === PENDING_DETACHES ? node.detaches : node.watch;
+    }
+    if (method === HEARTBEAT) return this.node(token).heartbeat;
+    return method === UPDATE_ALLOC ? this.node(token).update : this.short;
   }
 
-  /** The node's own pools (a node is known by its secret here), made on its first call of each kind. */
-  private pools(token: string): NodePools {
-    let pools = this.nodes.get(token);
-    if (!pools) {
-      pools = new NodePools(this.options.blockingPerNode);
-      this.nodes.set(token, pools);
+  /** The node's own connections (a node is known by its secret here), each made on its first call. */
+  private node(token: string): NodeConnections {
+    let node = this.nodes.get(token);
+    if (!node) {
+      node = new NodeConnections(this.url);
+      this.nodes.set(token, node);
     }
-    return pools;
+    return node;
   }
 
   close(): void {
     this.closed = true;
     this.short.destroy();
-    for (const pools of this.nodes.values()) pools.destroy();
+    for (const node of this.nodes.values()) node.destroy();
     this.waiting.destroy();
   }
 }
 
-/**
- * One node's connections: its heartbeats', its one Node.UpdateAlloc in
- * flight (its sync loop waits for the answer), and its long polls. A node
- * bounds how many of each it has in flight; these keep them open between
- * calls.
- */
-class NodePools {
-  private heartbeatAgent?: Agent;
-  private updateAgent?: Agent;
-  private blockingAgent?: Agent;
+/** One node's connections, one for each of its loops, opened on the loop's first call. */
+class NodeConnections {
+  private heartbeatConnection?: Connection;
+  private updateConnection?: Connection;
+  private watchConnection?: Connection;
+  private detachesConnection?: Connection;
 
-  constructor(private readonly blockingKept: number) {}
+  constructor(private readonly url: string) {}
 
-  get heartbeat(): Agent {
-    this.heartbeatAgent ??= new Agent({ ...KEEP_ALIVE, maxSockets: 1, maxFreeSockets: 1 });
-    return this.heartbeatAgent;
+  get heartbeat(): Connection {
+    this.heartbeatConnection ??= new Connection(this.url);
+    return this.heartbeatConnection;
   }
 
-  get update(): Agent {
-    this.updateAgent ??= new Agent({ ...KEEP_ALIVE, maxFreeSockets: 1 });
-    return this.updateAgent;
+  get update(): Connection {
+    this.updateConnection ??= new Connection(this.url);
+    return this.updateConnection;
   }
 
-  get blocking(): Agent {
-    this.blockingAgent ??= new Agent({ ...KEEP_ALIVE, maxFreeSockets: this.blockingKept });
-    return this.blockingAgent;
+  get watch(): Connection {
+    this.watchConnection ??= new Connection(this.url);
+    return this.watchConnection;
+  }
+
+  get detaches(): Connection {
+    this.detachesConnection ??= new Connection(this.url);
+    return this.detachesConnection;
   }
 
   destroy(): void {
-    this.heartbeatAgent?.destroy();
-    this.updateAgent?.destroy();
-    this.blockingAgent?.destroy();
+    this.heartbeatConnection?.destroy();
+    this.updateConnection?.destroy();
+    this.watchConnection?.destroy();
+    this.detachesConnection?.destroy();
   }
 }

@@ -130,8 +130,6 @@ export class NodeSimulator {
       // Node.GetClientAllocs then answers at once instead of waiting.
       encoding,
       shortSockets: options.shortSockets ?? 128,
-      // Nodes with CSI plugins long-poll their detach calls too.
-      blockingPerNode: hasCSI(options.shape) ? 2 : 1,
     });
     const host: NodeHost = {
       rpc: this.rpc,
@@ -225,8 +223,4 @@ export class NodeSimulator {
     this.rpc.close();
     await this.heartbeatThread?.close();
   }
-}
-
-function hasCSI(shape: Partial<NodeShape> | undefined): boolean {
-  return (shape?.csiNodePlugins?.length ?? 0) + (shape?.csiControllerPlugins?.length ?? 0) > 0;
 }

@@ -55,7 +55,6 @@ describe.runIf(enabled)("the simulator's client RPC, figures", () => {
     const rpc = new RpcClient(`http://127.0.0.1:${port}`, new Counters(), {
       encoding: "json",
       shortSockets: 16,
-      blockingPerNode: 1,
     });
     const jobs = new JobTexts();
     const parse = (b: Buffer) => parseAllocsReply(b, jobs);

@@ -30,7 +30,6 @@ describe("RpcClient", () => {
     const rpc = new RpcClient(url, counters, {
       encoding: "json",
       shortSockets: 4,
-      blockingPerNode: 1,
       callTimeoutMs: 200,
     });
     cleanups.push(() => {
@@ -88,7 +87,6 @@ describe("RpcClient", () => {
     const rpc = new RpcClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, new Counters(), {
       encoding: "json",
       shortSockets: 1,
-      blockingPerNode: 1,
     });
     cleanups.push(() => {
       rpc.close();
@@ -111,5 +109,122 @@ describe("RpcClient", () => {
     expect(port(6)).not.toBe(port(4));
     // Three long polls held at once on three connections.
     expect(new Set([7, 8, 9].map(port)).size).toBe(3);
+  });
+});
+
+describe("RpcClient's connections per node", () => {
+  /** A server that counts connections and holds the calls `hold` picks until released. */
+  async function counting(hold: (req: IncomingMessage) => boolean) {
+    const seen: { node: string; url: string; port: number }[] = [];
+    const held: ServerResponse[] = [];
+    let open = 0;
+    let mostOpen = 0;
+    let opened = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        seen.push({
+          node: String(req.headers["x-nomad-token"]),
+          url: req.url ?? "",
+          port: req.socket.remotePort ?? 0,
+        });
+        res.setHeader("content-type", "application/json");
+        if (hold(req)) held.push(res);
+        else res.end("{}");
+      });
+    });
+    server.on("connection", (socket) => {
+      opened++;
+      mostOpen = Math.max(mostOpen, ++open);
+      socket.on("close", () => open--);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const rpc = new RpcClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, new Counters(), {
+      encoding: "json",
+      shortSockets: 2,
+    });
+    return {
+      rpc,
+      seen,
+      held,
+      counts: () => ({ opened, mostOpen }),
+      close: () => {
+        rpc.close();
+        server.closeAllConnections();
+        server.close();
+      },
+    };
+  }
+  const cleanups: (() => void)[] = [];
+  afterEach(() => {
+    for (const c of cleanups.splice(0)) c();
+  });
+  const tick = (ms = 50) => new Promise((r) => setTimeout(r, ms));
+
+  it("queues a call of a loop behind the one in flight on its connection, never opening another", async () => {
+    const s = await counting((req) => req.url === "/v1/rpc/Node.UpdateAlloc" && s.held.length === 0);
+    cleanups.push(s.close);
+    const first = s.rpc.call("Node.UpdateAlloc", { n: 1 }, "a");
+    const second = s.rpc.call("Node.UpdateAlloc", { n: 2 }, "a");
+    await tick(200);
+    // The second waits for the first: one call seen, on the one connection.
+    expect(s.seen).toHaveLength(1);
+    expect(s.counts().opened).toBe(1);
+    s.held[0]!.end("{}");
+    await Promise.all([first, second]);
+    expect(s.seen.map((c) => c.port)).toEqual([s.seen[0]!.port, s.seen[0]!.port]);
+    expect(s.counts().opened).toBe(1);
+  });
+
+  it("keeps a node's watch loop on one connection, its detach poll on another, N nodes on four sockets each", async () => {
+    const polls = new Set(["/v1/rpc/Node.GetClientAllocs", "/v1/rpc/ClientCSI.PendingDetaches"]);
+    // Long polls wait for a release, so the detach polls are held while the watch loops run.
+    let hold = true;
+    const s = await counting((req) => hold && polls.has(req.url ?? ""));
+    cleanups.push(s.close);
+    const NODES = 20;
+    const ROUNDS = 5;
+    const nodes = Array.from({ length: NODES }, (_, i) => `node-${i}`);
+    const detaches = nodes.map((n) =>
+      s.rpc.call("ClientCSI.PendingDetaches", {}, n, { blocking: true }).catch(() => undefined),
+    );
+    const node = async (n: string) => {
+      for (let r = 0; r < ROUNDS; r++) {
+        await s.rpc.call("Node.UpdateStatus", {}, n);
+        await s.rpc.call("Node.GetClientAllocs", {}, n, {
+          blocking: true,
+          signal: new AbortController().signal,
+        });
+        await s.rpc.call("Alloc.GetAllocs", {}, n, { blocking: true });
+        await s.rpc.call("Node.UpdateAlloc", {}, n);
+      }
+    };
+    const loops = Promise.all(nodes.map(node));
+    // Release the watch loops' polls as they come, leaving the detach polls held.
+    const release = setInterval(() => {
+      for (let i = s.held.length - 1; i >= 0; i--) {
+        const seen = s.seen.find((c) => c.port === s.held[i]!.socket?.remotePort);
+        if (seen?.url !== "/v1/rpc/ClientCSI.PendingDetaches") s.held.splice(i, 1)[0]!.end("{}");
+      }
+    }, 5);
+    cleanups.push(() => clearInterval(release));
+    await loops;
+    hold = false;
+    for (const r of s.held.splice(0)) r.end("{}");
+    await Promise.all(detaches);
+    for (const n of nodes) {
+      const ports = (url: string) =>
+        new Set(s.seen.filter((c) => c.node === n && c.url === url).map((c) => c.port));
+      const watch = new Set([...ports("/v1/rpc/Node.GetClientAllocs"), ...ports("/v1/rpc/Alloc.GetAllocs")]);
+      expect(watch.size).toBe(1);
+      expect(ports("/v1/rpc/Node.UpdateAlloc").size).toBe(1);
+      expect(ports("/v1/rpc/Node.UpdateStatus").size).toBe(1);
+      const detach = ports("/v1/rpc/ClientCSI.PendingDetaches");
+      expect(detach.size).toBe(1);
+      expect(watch.has([...detach][0]!)).toBe(false);
+    }
+    // Heartbeats, watch, updates and detach polls: four a node, opened once each.
+    expect(s.counts().opened).toBe(NODES * 4);
+    expect(s.counts().mostOpen).toBe(NODES * 4);
   });
 });
