@@ -63,8 +63,6 @@ export interface RpcClientOptions {
   readonly encoding: Encoding;
   /** Sockets for registrations and the other short calls: their concurrency bound. */
   readonly shortSockets: number;
-  /** Unused: each of a node's loops has a connection of its own. */
-  readonly blockingPerNode?: number;
   /**
    * How long a short call (not a long poll, not one that waits on work
    * elsewhere) may go unanswered before it fails as `timeout`. A Nomad

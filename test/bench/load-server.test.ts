@@ -32,7 +32,6 @@ function client(s: LoadServer): RpcClient {
   const rpc = new RpcClient(s.url, new Counters(), {
     encoding: "json",
     shortSockets: 4,
-    blockingPerNode: 1,
   });
   cleanup.push(async () => rpc.close());
   return rpc;
