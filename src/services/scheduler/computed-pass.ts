@@ -1,11 +1,13 @@
 import type { Projections } from "../../../projections/index.ts";
+import type { EvaluationSpec } from "../../../streams/evals.ts";
 import type { EnvelopeCodec } from "../../codec/envelope-codec.ts";
 import type { PlanIdentities } from "../../identity/plan-identities.ts";
-import type { Writable, Written } from "../../store/writer.ts";
+import type { EncodedDraft, Writable, Written } from "../../store/writer.ts";
 import type { AllocMetric } from "./metrics.ts";
 import { type PlanResult, submitPlan } from "./plan-applier.ts";
 import type { ScheduleOutcome } from "./scheduler-context.ts";
 import type { ScheduleOutcomeMessage } from "./threads/messages.ts";
+import { updateWritable } from "./threads/plan-message.ts";
 import { submitThreadPlan } from "./threads/submit-thread-plan.ts";
 
 /** Where a pass's plan goes: the plan queue, the tables it reads the result from, and the identities it signs. */
@@ -36,6 +38,13 @@ export interface ComputedPass {
   readonly delayInstead: boolean;
   /** Appends the plan (its follow-up evaluations first) and reads back what the second check at apply let through. */
   submit(target: PlanTarget): Promise<PlanResult>;
+  /**
+   * The evaluation's outcome record (`{ Evals: [updated] }`) encoded ahead,
+   * if this pass brought it and it is `updated`; else undefined. Passes
+   * computed on a scheduler thread bring the record they expect when the
+   * evaluation completes, its plan applied in full.
+   */
+  readonly encodedUpdate?: (updated: EvaluationSpec) => EncodedDraft | undefined;
 }
 
 /** A pass computed in this thread: the outcome is at hand, and its plan is encoded by the write. */
@@ -83,6 +92,7 @@ export function threadPass(message: ScheduleOutcomeMessage, codec: EnvelopeCodec
     deploymentID: message.deploymentID,
     delayInstead: message.delayInstead,
     submit: (t) => submitThreadPlan((records) => t.write(records), codec, t.tables, message, t.identities),
+    encodedUpdate: (updated) => updateWritable(codec, message, updated),
   };
 }
 

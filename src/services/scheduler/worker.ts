@@ -17,6 +17,7 @@ import {
   MAX_SERVICE_ATTEMPTS,
 } from "./descriptions.ts";
 import type { Delivery, EvalBroker } from "./eval-broker.ts";
+import { evalStatusUpdate, queuedAfter, specOf } from "./eval-update.ts";
 import {
   invokeTiming,
   NO_LABELS,
@@ -91,11 +92,7 @@ export interface WorkerIdentity {
   readonly startedAt: number;
 }
 
-/** An evaluation row as the spec written back (the projection stamps the rest). */
-export function specOf(row: EvaluationRow): EvaluationSpec {
-  const { CreateIndex: _c, ModifyIndex: _m, RelatedEvals: _r, LeaderACL: _l, ...spec } = row;
-  return spec;
-}
+export { specOf };
 
 /**
  * Nomad's worker: takes an evaluation from the broker, runs the scheduler
@@ -313,9 +310,8 @@ export class Worker {
       }
     }
 
-    const queued: Record<string, number> = {};
     // Nomad's adjustQueuedAllocations: what the last plan placed is no longer queued.
-    for (const [tg, n] of Object.entries(pass.queuedAllocs)) queued[tg] = Math.max(0, n - (placed[tg] ?? 0));
+    const queued = queuedAfter(pass.queuedAllocs, placed);
     const passQueued: ComputedPass = { ...pass, queuedAllocs: queued };
     const failed = pass.failedTGAllocs !== null;
     if (failed && evaluation.Status === "blocked") {
@@ -415,23 +411,25 @@ export class Worker {
   ): Promise<void> {
     const started = performance.now();
     const now = this.rt.clock.now() * 1e6;
-    const failedTGAllocs = pass?.failedTGAllocs;
-    const updated: EvaluationSpec = {
-      ...specOf(evaluation),
-      Status: status,
-      StatusDescription: description,
-      DeploymentID: pass?.deploymentID ?? evaluation.DeploymentID,
-      FailedTGAllocs: failedTGAllocs ? { ...failedTGAllocs } : null,
-      BlockedEval: blocked?.ID ?? evaluation.BlockedEval,
-      QueuedAllocations: pass ? { ...pass.queuedAllocs } : evaluation.QueuedAllocations,
-      SnapshotIndex: pass?.snapshotIndex ?? this.rt.appliedIndex(),
-      ModifyTime: Math.max(now, evaluation.CreateTime + 1),
-    };
-    const records: EvaluationsUpserted[] = blocked
-      ? [{ Evals: [blocked] }, { Evals: [updated] }]
-      : [{ Evals: [updated] }];
+    const updated = evalStatusUpdate(
+      evaluation,
+      status,
+      description,
+      pass,
+      blocked?.ID,
+      pass ? 0 : this.rt.appliedIndex(),
+      Math.max(now, evaluation.CreateTime + 1),
+    );
+    // A pass computed on a scheduler thread brings this record encoded
+    // already, for the outcome it expected: used when that is this one.
+    const encoded = blocked ? undefined : pass?.encodedUpdate?.(updated);
+    const records: Writable[] = encoded
+      ? [encoded]
+      : (blocked ? [{ Evals: [blocked] }, { Evals: [updated] }] : [{ Evals: [updated] }]).map(
+          (data: EvaluationsUpserted) => ({ type: "EvaluationsUpserted", v: 1, data }),
+        );
     const written = await this.whileWaiting(d, () => {
-      const writing = this.rt.write(records.map((data) => ({ type: "EvaluationsUpserted", v: 1, data })));
+      const writing = this.rt.write(records);
       donePlanning();
       return writing;
     });

@@ -69,8 +69,23 @@ export interface ScheduleOutcomeMessage {
   readonly escaped: boolean;
   readonly desiredTGUpdates: Readonly<Record<string, DesiredUpdates>>;
   readonly delayInstead: boolean;
+  /**
+   * The evaluation's outcome record as the worker writes it when the
+   * evaluation completes with this pass, every placement applied and
+   * nothing failed: its `data` in plain msgpack, cut around ModifyTime (the
+   * time of the write, known only then), and the QueuedAllocations it holds.
+   */
+  readonly update?: EncodedUpdate;
   /** Where the time went in the thread (ms): waiting for minIndex, the scheduler, encoding the records. */
   readonly timings: { readonly waitMs: number; readonly computeMs: number; readonly encodeMs: number };
+}
+
+export interface EncodedUpdate {
+  /** The bytes of `{ Evals: [updated] }` before ModifyTime's value, and after it. */
+  readonly before: Uint8Array;
+  readonly after: Uint8Array;
+  readonly queued: Readonly<Record<string, number>>;
+  readonly blockedEval: string;
 }
 
 /** The outcome of one schedule request, or why it has none. */

@@ -1,23 +1,27 @@
 import type { AllocRow } from "../../../../projections/allocs.ts";
-import type { EvaluationsUpserted } from "../../../../streams/evals.ts";
+import type { EvaluationRow } from "../../../../projections/evals.ts";
+import type { EvaluationSpec, EvaluationsUpserted } from "../../../../streams/evals.ts";
 import type { Cause } from "../../../../streams/event-schema.ts";
 import { type EnvelopeCodec, packPlain } from "../../../codec/envelope-codec.ts";
 import type { Table } from "../../../store/table.ts";
-import type { Stamp, Writable } from "../../../store/writer.ts";
+import type { EncodedDraft, Stamp, Writable } from "../../../store/writer.ts";
 import { metricsJson } from "../computed-pass.ts";
+import { evalStatusUpdate, queuedAfter } from "../eval-update.ts";
 import { planRecords } from "../plan-applier.ts";
 import { allocsOfPlan } from "../plan-queue.ts";
 import type { ScheduleOutcome } from "../scheduler-context.ts";
-import type { ScheduleOutcomeMessage } from "./messages.ts";
+import type { EncodedUpdate, ScheduleOutcomeMessage } from "./messages.ts";
 
 /**
  * The thread's side: a ScheduleOutcome as a message, with the plan's records
  * built and encoded here (PlanIDs drawn from `newID`, as submitPlan draws
- * them). The records' bytes share one buffer, returned to be transferred.
+ * them), and the evaluation's outcome record as the worker would write it
+ * if the evaluation completes with this pass (see updateWritable). The
+ * records' bytes share one buffer, returned to be transferred.
  */
 export function outcomeMessage(
   outcome: ScheduleOutcome,
-  evalID: string,
+  evaluation: EvaluationRow,
   atIndex: number,
   newID: () => string,
   signingKeyID: string | undefined,
@@ -28,25 +32,39 @@ export function outcomeMessage(
   const noOp = plan.isNoOp() && outcome.followupEvals.length === 0;
   // Every record says which index it was computed at: apply re-checks the nodes against its own.
   const records = noOp ? [] : planRecords(plan, newID, signingKeyID, atIndex);
-  // msgpackr packs into a buffer it reuses: each record is copied out into one of ours.
-  const packed = records.map((r) => packPlain(r));
-  const buffer = new ArrayBuffer(packed.reduce((n, p) => n + p.length, 0));
-  const planRecordBytes: Uint8Array[] = [];
-  let at = 0;
-  for (const p of packed) {
-    const view = new Uint8Array(buffer, at, p.length);
-    view.set(p);
-    planRecordBytes.push(view);
-    at += p.length;
-  }
   const placed: Record<string, string[]> = {};
   for (const p of plan.placements) {
     const ids = placed[p.TaskGroup];
     if (ids) ids.push(p.ID);
     else placed[p.TaskGroup] = [p.ID];
   }
+  const failedTGAllocs = metricsJson(outcome.failedTGAllocs);
+  const ahead = failedTGAllocs === null ? updateAhead(outcome, evaluation, atIndex, placed) : undefined;
+  // msgpackr packs into a buffer it reuses: each record is copied out into one of ours.
+  const packed = records.map((r) => packPlain(r));
+  if (ahead) packed.push(ahead.bytes);
+  const buffer = new ArrayBuffer(packed.reduce((n, p) => n + p.length, 0));
+  const views: Uint8Array[] = [];
+  let at = 0;
+  for (const p of packed) {
+    const view = new Uint8Array(buffer, at, p.length);
+    view.set(p);
+    views.push(view);
+    at += p.length;
+  }
+  const planRecordBytes = views.slice(0, records.length);
+  let update: EncodedUpdate | undefined;
+  if (ahead) {
+    const bytes = views[records.length]!;
+    update = {
+      before: bytes.subarray(0, ahead.at),
+      after: bytes.subarray(ahead.at + SENTINEL_BYTES),
+      queued: ahead.queued,
+      blockedEval: evaluation.BlockedEval,
+    };
+  }
   const message: ScheduleOutcomeMessage = {
-    evalID,
+    evalID: evaluation.ID,
     atIndex,
     noOp,
     followupEvals: outcome.followupEvals,
@@ -56,13 +74,14 @@ export function outcomeMessage(
     placed,
     inPlace: plan.inPlace,
     signingKeyID,
-    failedTGAllocs: metricsJson(outcome.failedTGAllocs),
+    failedTGAllocs,
     queuedAllocs: outcome.queuedAllocs,
     deploymentID: outcome.deploymentID,
     classEligibility: outcome.classEligibility,
     escaped: outcome.escaped,
     desiredTGUpdates: outcome.desiredTGUpdates,
     delayInstead: outcome.delayInstead,
+    update,
     timings: { ...timings, encodeMs: performance.now() - t0 },
   };
   return { message, transfer: buffer.byteLength > 0 ? [buffer] : [] };
@@ -127,4 +146,118 @@ export function placedByGroup(
     }
   }
   return { progress: placed.length > 0, placedByGroup: byGroup, placed };
+}
+
+/**
+ * ModifyTime while the record is encoded ahead: not an integer, so packed
+ * as a float64 (0xcb and 8 bytes) that the main thread finds and replaces
+ * with the time of the write.
+ */
+const SENTINEL = 0.123456789012345;
+const SENTINEL_BYTES = 9;
+const SENTINEL_PACKED = packPlain(SENTINEL).slice();
+
+/** The outcome record of a pass that completes its evaluation, and where its ModifyTime sits. */
+function updateAhead(
+  outcome: ScheduleOutcome,
+  evaluation: EvaluationRow,
+  atIndex: number,
+  placed: Readonly<Record<string, readonly string[]>>,
+): { bytes: Uint8Array; at: number; queued: Record<string, number> } | undefined {
+  const counts: Record<string, number> = {};
+  for (const [tg, ids] of Object.entries(placed)) counts[tg] = ids.length;
+  const queued = queuedAfter(outcome.queuedAllocs, counts);
+  const updated = evalStatusUpdate(
+    evaluation,
+    "complete",
+    "",
+    {
+      deploymentID: outcome.deploymentID,
+      failedTGAllocs: null,
+      queuedAllocs: queued,
+      snapshotIndex: atIndex,
+    },
+    undefined,
+    0,
+    SENTINEL,
+  );
+  const data: EvaluationsUpserted = { Evals: [updated] };
+  const bytes = packPlain(data);
+  const at = indexOf(bytes, SENTINEL_PACKED, 0);
+  // Not found, or found twice (another field holding those bytes): written as usual.
+  if (at < 0 || SENTINEL_PACKED.length !== SENTINEL_BYTES || indexOf(bytes, SENTINEL_PACKED, at + 1) >= 0)
+    return undefined;
+  return { bytes, at, queued };
+}
+
+function indexOf(bytes: Uint8Array, part: Uint8Array, from: number): number {
+  const first = part[0];
+  for (
+    let i = bytes.indexOf(first!, from);
+    i >= 0 && i + part.length <= bytes.length;
+    i = bytes.indexOf(first!, i + 1)
+  ) {
+    let j = 1;
+    while (j < part.length && bytes[i + j] === part[j]) j++;
+    if (j === part.length) return i;
+  }
+  return -1;
+}
+
+/**
+ * The main thread's side of an outcome record encoded ahead: when the
+ * worker's record `updated` is the one the thread expected (the fields a
+ * pass's fate can change are checked; the rest are the evaluation's, which
+ * the thread was given), its envelope's bytes with the write's stamp and
+ * ModifyTime, byte for byte what codec.encode() gives; else undefined.
+ */
+export function updateWritable(
+  codec: EnvelopeCodec,
+  message: ScheduleOutcomeMessage,
+  updated: EvaluationSpec,
+): EncodedDraft | undefined {
+  const u = message.update;
+  if (
+    !u ||
+    updated.ID !== message.evalID ||
+    updated.Status !== "complete" ||
+    updated.StatusDescription !== "" ||
+    updated.FailedTGAllocs !== null ||
+    updated.BlockedEval !== u.blockedEval ||
+    updated.DeploymentID !== message.deploymentID ||
+    updated.SnapshotIndex !== message.atIndex ||
+    !sameCounts(updated.QueuedAllocations, u.queued)
+  )
+    return undefined;
+  const modifyTime = updated.ModifyTime;
+  return {
+    type: "EvaluationsUpserted",
+    allocs: 0,
+    encode: (stamp) => {
+      // Copied at once: msgpackr's next pack may reuse the buffer it packed into.
+      const time = packPlain(modifyTime).slice();
+      const head = codec.encode({ type: "EvaluationsUpserted", v: 1, ...stamp, data: null });
+      if (head[head.length - 1] !== 0xc0) throw new Error("the envelope's data is not its last field");
+      const headLength = head.length - 1;
+      const bytes = new Uint8Array(headLength + u.before.length + time.length + u.after.length);
+      bytes.set(head.subarray(0, headLength));
+      bytes.set(u.before, headLength);
+      bytes.set(time, headLength + u.before.length);
+      bytes.set(u.after, headLength + u.before.length + time.length);
+      return bytes;
+    },
+  };
+}
+
+/** Same counts in the same key order (the order the bytes hold them in). */
+function sameCounts(
+  a: Readonly<Record<string, number>> | null,
+  b: Readonly<Record<string, number>>,
+): boolean {
+  if (!a) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i] || a[ka[i]!] !== b[kb[i]!]) return false;
+  return true;
 }
