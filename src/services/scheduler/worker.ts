@@ -9,15 +9,13 @@ import type { Clock } from "../../util/clock.ts";
 import type { BlockedEvals } from "./blocked-evals.ts";
 import { type ComputedPass, type InProcessPass, inProcessPass } from "./computed-pass.ts";
 import {
-  BLOCKED_EVAL_FAILED_PLACEMENTS,
-  BLOCKED_EVAL_MAX_PLAN_DESC,
   GENERIC_TRIGGERS,
   MAX_ATTEMPTS_REACHED,
   MAX_BATCH_ATTEMPTS,
   MAX_SERVICE_ATTEMPTS,
 } from "./descriptions.ts";
 import type { Delivery, EvalBroker } from "./eval-broker.ts";
-import { evalStatusUpdate, queuedAfter, specOf } from "./eval-update.ts";
+import { blockedEvalSpec, evalStatusUpdate, queuedAfter, specOf } from "./eval-update.ts";
 import {
   invokeTiming,
   NO_LABELS,
@@ -366,31 +364,13 @@ export class Worker {
     return result;
   }
 
-  /** Nomad's CreateBlockedEval. */
+  /**
+   * Nomad's CreateBlockedEval. A pass computed on a scheduler thread drew
+   * the ID of the one it spawns when placements fail (and encoded it).
+   */
   private blockedEval(evaluation: EvaluationRow, pass: ComputedPass, planFailure: boolean): EvaluationSpec {
-    const now = this.rt.clock.now() * 1e6;
-    return {
-      ...specOf(evaluation),
-      ID: this.rt.newID(),
-      TriggeredBy: planFailure ? "max-plan-attempts" : "queued-allocs",
-      Status: "blocked",
-      StatusDescription: planFailure ? BLOCKED_EVAL_MAX_PLAN_DESC : BLOCKED_EVAL_FAILED_PLACEMENTS,
-      PreviousEval: evaluation.ID,
-      NextEval: "",
-      BlockedEval: "",
-      Wait: 0,
-      WaitUntil: "0001-01-01T00:00:00Z",
-      FailedTGAllocs: pass.failedTGAllocs && { ...pass.failedTGAllocs },
-      ClassEligibility: pass.escaped ? null : { ...pass.classEligibility },
-      EscapedComputedClass: pass.escaped,
-      QuotaLimitReached: "",
-      QueuedAllocations: null,
-      // The index of the tables it was computed against: an unblock after it
-      // (capacity that appeared meanwhile) releases it at once.
-      SnapshotIndex: pass.snapshotIndex,
-      CreateTime: now,
-      ModifyTime: now,
-    };
+    const id = (!planFailure && pass.blockedID) || this.rt.newID();
+    return blockedEvalSpec(evaluation, pass, id, planFailure, this.rt.clock.now() * 1e6);
   }
 
   /**
@@ -420,14 +400,14 @@ export class Worker {
       pass ? 0 : this.rt.appliedIndex(),
       Math.max(now, evaluation.CreateTime + 1),
     );
-    // A pass computed on a scheduler thread brings this record encoded
+    // A pass computed on a scheduler thread brings these records encoded
     // already, for the outcome it expected: used when that is this one.
-    const encoded = blocked ? undefined : pass?.encodedUpdate?.(updated);
-    const records: Writable[] = encoded
-      ? [encoded]
-      : (blocked ? [{ Evals: [blocked] }, { Evals: [updated] }] : [{ Evals: [updated] }]).map(
-          (data: EvaluationsUpserted) => ({ type: "EvaluationsUpserted", v: 1, data }),
-        );
+    const encoded = pass?.encodedOutcome?.(updated, blocked);
+    const records: Writable[] =
+      encoded ??
+      (blocked ? [{ Evals: [blocked] }, { Evals: [updated] }] : [{ Evals: [updated] }]).map(
+        (data: EvaluationsUpserted) => ({ type: "EvaluationsUpserted", v: 1, data }),
+      );
     const written = await this.whileWaiting(d, () => {
       const writing = this.rt.write(records);
       donePlanning();

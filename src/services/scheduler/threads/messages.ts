@@ -70,10 +70,11 @@ export interface ScheduleOutcomeMessage {
   readonly desiredTGUpdates: Readonly<Record<string, DesiredUpdates>>;
   readonly delayInstead: boolean;
   /**
-   * The evaluation's outcome record as the worker writes it when the
-   * evaluation completes with this pass, every placement applied and
-   * nothing failed: its `data` in plain msgpack, cut around ModifyTime (the
-   * time of the write, known only then), and the QueuedAllocations it holds.
+   * The evaluation's outcome records as the worker writes them when the
+   * evaluation completes with this pass, every placement applied: its
+   * blocked evaluation, if it spawns one, then the update (see
+   * updateWritable), their `data` in plain msgpack cut around the times
+   * known only at the write.
    */
   readonly update?: EncodedUpdate;
   /** Where the time went in the thread (ms): waiting for minIndex, the scheduler, encoding the records. */
@@ -81,9 +82,10 @@ export interface ScheduleOutcomeMessage {
 }
 
 export interface EncodedUpdate {
-  /** The bytes of `{ Evals: [updated] }` before ModifyTime's value, and after it. */
-  readonly before: Uint8Array;
-  readonly after: Uint8Array;
+  /** `{ Evals: [updated] }` in parts, ModifyTime's value between them. */
+  readonly updated: readonly Uint8Array[];
+  /** `{ Evals: [blocked] }` in parts, its CreateTime and ModifyTime between them; with its ID. */
+  readonly blocked?: { readonly id: string; readonly parts: readonly Uint8Array[] };
   readonly queued: Readonly<Record<string, number>>;
   readonly blockedEval: string;
 }

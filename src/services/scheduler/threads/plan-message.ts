@@ -6,7 +6,7 @@ import { type EnvelopeCodec, packPlain } from "../../../codec/envelope-codec.ts"
 import type { Table } from "../../../store/table.ts";
 import type { EncodedDraft, Stamp, Writable } from "../../../store/writer.ts";
 import { metricsJson } from "../computed-pass.ts";
-import { evalStatusUpdate, queuedAfter } from "../eval-update.ts";
+import { blockedEvalSpec, evalStatusUpdate, queuedAfter } from "../eval-update.ts";
 import { planRecords } from "../plan-applier.ts";
 import { allocsOfPlan } from "../plan-queue.ts";
 import type { ScheduleOutcome } from "../scheduler-context.ts";
@@ -39,10 +39,11 @@ export function outcomeMessage(
     else placed[p.TaskGroup] = [p.ID];
   }
   const failedTGAllocs = metricsJson(outcome.failedTGAllocs);
-  const ahead = failedTGAllocs === null ? updateAhead(outcome, evaluation, atIndex, placed) : undefined;
+  const ahead = outcomeAhead(outcome, failedTGAllocs, evaluation, atIndex, placed, newID);
   // msgpackr packs into a buffer it reuses: each record is copied out into one of ours.
   const packed = records.map((r) => packPlain(r));
-  if (ahead) packed.push(ahead.bytes);
+  const aheadParts = ahead ? [...(ahead.blocked?.parts ?? []), ...ahead.updated] : [];
+  for (const p of aheadParts) packed.push(p);
   const buffer = new ArrayBuffer(packed.reduce((n, p) => n + p.length, 0));
   const views: Uint8Array[] = [];
   let at = 0;
@@ -55,12 +56,13 @@ export function outcomeMessage(
   const planRecordBytes = views.slice(0, records.length);
   let update: EncodedUpdate | undefined;
   if (ahead) {
-    const bytes = views[records.length]!;
+    const rest = views.slice(records.length);
+    const blockedParts = ahead.blocked ? rest.splice(0, ahead.blocked.parts.length) : [];
     update = {
-      before: bytes.subarray(0, ahead.at),
-      after: bytes.subarray(ahead.at + SENTINEL_BYTES),
+      updated: rest,
+      blocked: ahead.blocked && { id: ahead.blocked.id, parts: blockedParts },
       queued: ahead.queued,
-      blockedEval: evaluation.BlockedEval,
+      blockedEval: ahead.blockedEval,
     };
   }
   const message: ScheduleOutcomeMessage = {
@@ -149,21 +151,69 @@ export function placedByGroup(
 }
 
 /**
- * ModifyTime while the record is encoded ahead: not an integer, so packed
- * as a float64 (0xcb and 8 bytes) that the main thread finds and replaces
- * with the time of the write.
+ * The times of records encoded ahead: not an integer, so packed as a
+ * float64 (0xcb and 8 bytes) that the main thread finds and replaces with
+ * the time of the write.
  */
 const SENTINEL = 0.123456789012345;
-const SENTINEL_BYTES = 9;
 const SENTINEL_PACKED = packPlain(SENTINEL).slice();
 
-/** The outcome record of a pass that completes its evaluation, and where its ModifyTime sits. */
-function updateAhead(
+/** `data` packed and cut where SENTINEL's bytes are: `holes` of them exactly, or undefined. */
+function cutAtSentinels(data: unknown, holes: number): Uint8Array[] | undefined {
+  const bytes = packPlain(data);
+  const parts: Uint8Array[] = [];
+  let from = 0;
+  for (let at = indexOf(bytes, SENTINEL_PACKED, 0); at >= 0; at = indexOf(bytes, SENTINEL_PACKED, from)) {
+    parts.push(bytes.subarray(from, at));
+    from = at + SENTINEL_PACKED.length;
+  }
+  parts.push(bytes.subarray(from));
+  // Another field holding those bytes: written as usual.
+  return parts.length === holes + 1 ? parts : undefined;
+}
+
+/**
+ * The outcome records of a pass that completes its evaluation, as the
+ * worker's setStatus builds them (its blocked evaluation when placements
+ * failed, Nomad's CreateBlockedEval), times left as holes.
+ */
+function outcomeAhead(
   outcome: ScheduleOutcome,
+  failedTGAllocs: Readonly<Record<string, unknown>> | null,
   evaluation: EvaluationRow,
   atIndex: number,
   placed: Readonly<Record<string, readonly string[]>>,
-): { bytes: Uint8Array; at: number; queued: Record<string, number> } | undefined {
+  newID: () => string,
+):
+  | {
+      updated: Uint8Array[];
+      blocked?: { id: string; parts: Uint8Array[] };
+      queued: Record<string, number>;
+      blockedEval: string;
+    }
+  | undefined {
+  const failed = failedTGAllocs !== null;
+  // Still stuck: the worker re-blocks it and writes nothing.
+  if (failed && evaluation.Status === "blocked") return undefined;
+  let blocked: { id: string; parts: Uint8Array[] } | undefined;
+  if (failed && !outcome.delayInstead) {
+    const id = newID();
+    const spec = blockedEvalSpec(
+      evaluation,
+      {
+        failedTGAllocs,
+        classEligibility: outcome.classEligibility,
+        escaped: outcome.escaped,
+        snapshotIndex: atIndex,
+      },
+      id,
+      false,
+      SENTINEL,
+    );
+    const parts = cutAtSentinels({ Evals: [spec] } satisfies EvaluationsUpserted, 2);
+    if (!parts) return undefined;
+    blocked = { id, parts };
+  }
   const counts: Record<string, number> = {};
   for (const [tg, ids] of Object.entries(placed)) counts[tg] = ids.length;
   const queued = queuedAfter(outcome.queuedAllocs, counts);
@@ -171,31 +221,22 @@ function updateAhead(
     evaluation,
     "complete",
     "",
-    {
-      deploymentID: outcome.deploymentID,
-      failedTGAllocs: null,
-      queuedAllocs: queued,
-      snapshotIndex: atIndex,
-    },
-    undefined,
+    { deploymentID: outcome.deploymentID, failedTGAllocs, queuedAllocs: queued, snapshotIndex: atIndex },
+    blocked?.id,
     0,
     SENTINEL,
   );
-  const data: EvaluationsUpserted = { Evals: [updated] };
-  const bytes = packPlain(data);
-  const at = indexOf(bytes, SENTINEL_PACKED, 0);
-  // Not found, or found twice (another field holding those bytes): written as usual.
-  if (at < 0 || SENTINEL_PACKED.length !== SENTINEL_BYTES || indexOf(bytes, SENTINEL_PACKED, at + 1) >= 0)
-    return undefined;
-  return { bytes, at, queued };
+  const parts = cutAtSentinels({ Evals: [updated] } satisfies EvaluationsUpserted, 1);
+  if (!parts) return undefined;
+  return { updated: parts, blocked, queued, blockedEval: updated.BlockedEval };
 }
 
 function indexOf(bytes: Uint8Array, part: Uint8Array, from: number): number {
-  const first = part[0];
+  const first = part[0]!;
   for (
-    let i = bytes.indexOf(first!, from);
+    let i = bytes.indexOf(first, from);
     i >= 0 && i + part.length <= bytes.length;
-    i = bytes.indexOf(first!, i + 1)
+    i = bytes.indexOf(first, i + 1)
   ) {
     let j = 1;
     while (j < part.length && bytes[i + j] === part[j]) j++;
@@ -205,45 +246,77 @@ function indexOf(bytes: Uint8Array, part: Uint8Array, from: number): number {
 }
 
 /**
- * The main thread's side of an outcome record encoded ahead: when the
- * worker's record `updated` is the one the thread expected (the fields a
- * pass's fate can change are checked; the rest are the evaluation's, which
- * the thread was given), its envelope's bytes with the write's stamp and
- * ModifyTime, byte for byte what codec.encode() gives; else undefined.
+ * The main thread's side of outcome records encoded ahead: when the
+ * worker's records (`blocked`, if any, then `updated`) are the ones the
+ * thread expected (the fields a pass's fate or the write can change are
+ * checked; the rest are the evaluation's, which the thread was given, and
+ * the pass's), their envelopes' bytes with the write's stamp and times,
+ * byte for byte what codec.encode() gives; else undefined.
  */
-export function updateWritable(
+export function outcomeWritables(
   codec: EnvelopeCodec,
   message: ScheduleOutcomeMessage,
   updated: EvaluationSpec,
-): EncodedDraft | undefined {
+  blocked: EvaluationSpec | undefined,
+): EncodedDraft[] | undefined {
   const u = message.update;
   if (
     !u ||
     updated.ID !== message.evalID ||
     updated.Status !== "complete" ||
     updated.StatusDescription !== "" ||
-    updated.FailedTGAllocs !== null ||
     updated.BlockedEval !== u.blockedEval ||
     updated.DeploymentID !== message.deploymentID ||
     updated.SnapshotIndex !== message.atIndex ||
     !sameCounts(updated.QueuedAllocations, u.queued)
   )
     return undefined;
-  const modifyTime = updated.ModifyTime;
+  if (blocked) {
+    if (
+      !u.blocked ||
+      blocked.ID !== u.blocked.id ||
+      blocked.TriggeredBy !== "queued-allocs" ||
+      blocked.SnapshotIndex !== message.atIndex ||
+      blocked.CreateTime !== blocked.ModifyTime
+    )
+      return undefined;
+  } else if (u.blocked) return undefined;
+  const out: EncodedDraft[] = [];
+  if (blocked && u.blocked)
+    out.push(evalsWritable(codec, u.blocked.parts, [blocked.CreateTime, blocked.ModifyTime]));
+  out.push(evalsWritable(codec, u.updated, [updated.ModifyTime]));
+  return out;
+}
+
+/** An EvaluationsUpserted record from its `data` in parts, `times` packed between them, in its envelope. */
+function evalsWritable(
+  codec: EnvelopeCodec,
+  parts: readonly Uint8Array[],
+  times: readonly number[],
+): EncodedDraft {
   return {
     type: "EvaluationsUpserted",
     allocs: 0,
     encode: (stamp) => {
       // Copied at once: msgpackr's next pack may reuse the buffer it packed into.
-      const time = packPlain(modifyTime).slice();
+      const packedTimes = times.map((t) => packPlain(t).slice());
       const head = codec.encode({ type: "EvaluationsUpserted", v: 1, ...stamp, data: null });
       if (head[head.length - 1] !== 0xc0) throw new Error("the envelope's data is not its last field");
-      const headLength = head.length - 1;
-      const bytes = new Uint8Array(headLength + u.before.length + time.length + u.after.length);
-      bytes.set(head.subarray(0, headLength));
-      bytes.set(u.before, headLength);
-      bytes.set(time, headLength + u.before.length);
-      bytes.set(u.after, headLength + u.before.length + time.length);
+      let length = head.length - 1;
+      for (const p of parts) length += p.length;
+      for (const t of packedTimes) length += t.length;
+      const bytes = new Uint8Array(length);
+      bytes.set(head.subarray(0, head.length - 1));
+      let at = head.length - 1;
+      parts.forEach((p, i) => {
+        bytes.set(p, at);
+        at += p.length;
+        const t = packedTimes[i];
+        if (t) {
+          bytes.set(t, at);
+          at += t.length;
+        }
+      });
       return bytes;
     },
   };

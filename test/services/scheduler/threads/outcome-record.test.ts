@@ -1,12 +1,16 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { EnvelopeCodec } from "../../../../src/codec/envelope-codec.ts";
-import { evalStatusUpdate, queuedAfter } from "../../../../src/services/scheduler/eval-update.ts";
+import {
+  blockedEvalSpec,
+  evalStatusUpdate,
+  queuedAfter,
+} from "../../../../src/services/scheduler/eval-update.ts";
 import type { ScheduleOutcomeMessage } from "../../../../src/services/scheduler/threads/messages.ts";
-import { placedByGroup, updateWritable } from "../../../../src/services/scheduler/threads/plan-message.ts";
+import { outcomeWritables, placedByGroup } from "../../../../src/services/scheduler/threads/plan-message.ts";
 import { SchedulerThreads } from "../../../../src/services/scheduler/threads/scheduler-threads.ts";
 import { submitThreadPlan } from "../../../../src/services/scheduler/threads/submit-thread-plan.ts";
 import { writeEvents } from "../../../../src/store/writer.ts";
-import type { EvaluationsUpserted } from "../../../../streams/evals.ts";
+import type { EvaluationSpec, EvaluationsUpserted } from "../../../../streams/evals.ts";
 import type { Envelope } from "../../../../streams/event-schema.ts";
 import { useTempDirs } from "../../../store/helpers.ts";
 import { Scenario } from "../scenario.ts";
@@ -113,19 +117,65 @@ describe("an evaluation's outcome record encoded on the scheduler thread", () =>
     expect(updateWritable(main.codec, outcome, { ...placedAll, SnapshotIndex: 1 })).toBeUndefined();
   });
 
-  it("is not encoded for a pass that could not place everything (a blocked evaluation follows)", async () => {
+  it("for a pass that could not place everything, is the blocked evaluation then the update, byte for byte", async () => {
     const { main, threads } = await setUp();
     // 4 nodes of 8,000 MHz: 40 × 1,500 MHz do not fit.
     const evalID = await main.registerJob("big", 40, 1_500);
     await main.startThreads(threads);
+    const evaluation = main.tables.evals.get(evalID)!;
     const outcome = await threads.schedule({
-      evaluation: main.tables.evals.get(evalID)!,
+      evaluation,
       minIndex: main.store.appliedIndex,
       nowMs: Date.now(),
       attempt: 0,
     });
     expect(outcome.failedTGAllocs).not.toBeNull();
-    expect(outcome.update).toBeUndefined();
+    const id = outcome.update?.blocked?.id;
+    expect(id).toBeDefined();
+    await submitThreadPlan(
+      (records) => writeEvents(main.store, Date.now(), ACTOR, records),
+      main.codec,
+      main.tables,
+      outcome,
+    );
+    const now = Date.now() * 1e6;
+    const blocked = blockedEvalSpec(
+      evaluation,
+      {
+        failedTGAllocs: outcome.failedTGAllocs,
+        classEligibility: outcome.classEligibility,
+        escaped: outcome.escaped,
+        snapshotIndex: outcome.atIndex,
+      },
+      id!,
+      false,
+      now,
+    );
+    const placed = placedByGroup(outcome, main.tables.allocs).placedByGroup;
+    const updated = evalStatusUpdate(
+      evaluation,
+      "complete",
+      "",
+      {
+        deploymentID: outcome.deploymentID,
+        failedTGAllocs: outcome.failedTGAllocs,
+        queuedAllocs: queuedAfter(outcome.queuedAllocs, placed),
+        snapshotIndex: outcome.atIndex,
+      },
+      id,
+      0,
+      Math.max(now, evaluation.CreateTime + 1),
+    );
+    const drafts = outcomeWritables(main.codec, outcome, updated, blocked);
+    expect(drafts?.length).toBe(2);
+    expect(drafts!.map((d) => hex(d.encode(stamp)))).toEqual(
+      [blocked, updated].map((e) =>
+        hex(main.codec.encode({ type: "EvaluationsUpserted", v: 1, data: { Evals: [e] }, ...stamp })),
+      ),
+    );
+    // Not for another blocked evaluation, nor without the one expected.
+    expect(outcomeWritables(main.codec, outcome, updated, { ...blocked, ID: "other" })).toBeUndefined();
+    expect(outcomeWritables(main.codec, outcome, updated, undefined)).toBeUndefined();
   });
 });
 
@@ -140,15 +190,29 @@ describe("a server scheduling on a thread", () => {
       for (const id of ids) await s.register(batchJob(id));
       await s.idle();
       for (const id of ids) expect(s.evals(id).map((e) => e.Status)).toEqual(["complete"]);
+      // Placements that fail: a blocked evaluation as well.
+      await s.register({
+        ...batchJob("out-big"),
+        TaskGroups: [{ ...batchJob("x").TaskGroups[0], Count: 40 }],
+      });
+      await s.idle();
+      expect(
+        s
+          .evals("out-big")
+          .map((e) => e.Status)
+          .sort(),
+      ).toEqual(["blocked", "complete"]);
       const completeEncoded = encode.mock.calls.filter(([e]: [Envelope]) => {
         if (e.type !== "EvaluationsUpserted" || e.data === null) return false;
-        return (e.data as EvaluationsUpserted).Evals.some((x) => x.Status === "complete");
+        return (e.data as EvaluationsUpserted).Evals.some(
+          (x) => x.Status === "complete" || x.Status === "blocked",
+        );
       });
       expect(completeEncoded).toEqual([]);
       // Their envelopes were encoded (without data) to put the thread's bytes in.
       expect(
         encode.mock.calls.filter(([e]) => e.type === "EvaluationsUpserted" && e.data === null).length,
-      ).toBe(3);
+      ).toBe(5);
     } finally {
       encode.mockRestore();
     }
@@ -170,11 +234,16 @@ function batchJob(id: string) {
             Name: "t",
             Driver: "docker",
             Config: { image: "outcome" },
-            Resources: { CPU: 100, MemoryMB: 100 },
+            Resources: { CPU: 1_000, MemoryMB: 100 },
             LogConfig: { MaxFiles: 1, MaxFileSizeMB: 1 },
           },
         ],
       },
     ],
   };
+}
+
+function updateWritable(codec: EnvelopeCodec, outcome: ScheduleOutcomeMessage, updated: EvaluationSpec) {
+  const drafts = outcomeWritables(codec, outcome, updated, undefined);
+  return drafts?.length === 1 ? drafts[0] : undefined;
 }
