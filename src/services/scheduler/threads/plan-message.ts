@@ -298,10 +298,8 @@ function evalsWritable(
     type: "EvaluationsUpserted",
     allocs: 0,
     encode: (stamp) => {
-      // Copied at once: msgpackr's next pack may reuse the buffer it packed into.
-      const packedTimes = times.map((t) => packPlain(t).slice());
-      const head = codec.encode({ type: "EvaluationsUpserted", v: 1, ...stamp, data: null });
-      if (head[head.length - 1] !== 0xc0) throw new Error("the envelope's data is not its last field");
+      const packedTimes = times.map(packTime);
+      const head = envelopeHead(codec, stamp);
       let length = head.length - 1;
       for (const p of parts) length += p.length;
       for (const t of packedTimes) length += t.length;
@@ -320,6 +318,38 @@ function evalsWritable(
       return bytes;
     },
   };
+}
+
+/** The last write's envelope head (its stamp; no cause): the records of one write share it. */
+let lastHead: { codec: EnvelopeCodec; stamp: Stamp; head: Uint8Array } | undefined;
+
+/** An EvaluationsUpserted envelope with the stamp, `data` nil (its last byte, where the data goes). */
+function envelopeHead(codec: EnvelopeCodec, stamp: Stamp): Uint8Array {
+  if (lastHead?.stamp === stamp && lastHead.codec === codec) return lastHead.head;
+  // Copied: msgpackr's next pack may reuse the buffer it packed into.
+  const head = codec.encode({ type: "EvaluationsUpserted", v: 1, ...stamp, data: null }).slice();
+  if (head[head.length - 1] !== 0xc0) throw new Error("the envelope's data is not its last field");
+  lastHead = { codec, stamp, head };
+  return head;
+}
+
+const TWO_32 = 0x1_0000_0000;
+const TWO_63 = 2 ** 63;
+
+/**
+ * A time as packPlain packs it: a nanosecond time (2^32 to 2^63) is an
+ * int64 (wide-integers.ts), written here without a call into msgpackr,
+ * which costs more than the bytes; any other number through packPlain.
+ */
+function packTime(t: number): Uint8Array {
+  if (Number.isInteger(t) && t >= TWO_32 && t < TWO_63) {
+    const bytes = new Uint8Array(9);
+    bytes[0] = 0xd3;
+    new DataView(bytes.buffer).setBigInt64(1, BigInt(t));
+    return bytes;
+  }
+  // Copied at once: msgpackr's next pack may reuse the buffer it packed into.
+  return packPlain(t).slice();
 }
 
 /** Same counts in the same key order (the order the bytes hold them in). */
