@@ -9,14 +9,13 @@ import type { Clock } from "../../util/clock.ts";
 import type { BlockedEvals } from "./blocked-evals.ts";
 import { type ComputedPass, type InProcessPass, inProcessPass } from "./computed-pass.ts";
 import {
-  BLOCKED_EVAL_FAILED_PLACEMENTS,
-  BLOCKED_EVAL_MAX_PLAN_DESC,
   GENERIC_TRIGGERS,
   MAX_ATTEMPTS_REACHED,
   MAX_BATCH_ATTEMPTS,
   MAX_SERVICE_ATTEMPTS,
 } from "./descriptions.ts";
 import type { Delivery, EvalBroker } from "./eval-broker.ts";
+import { blockedEvalSpec, evalStatusUpdate, queuedAfter, specOf } from "./eval-update.ts";
 import {
   invokeTiming,
   NO_LABELS,
@@ -91,11 +90,7 @@ export interface WorkerIdentity {
   readonly startedAt: number;
 }
 
-/** An evaluation row as the spec written back (the projection stamps the rest). */
-export function specOf(row: EvaluationRow): EvaluationSpec {
-  const { CreateIndex: _c, ModifyIndex: _m, RelatedEvals: _r, LeaderACL: _l, ...spec } = row;
-  return spec;
-}
+export { specOf };
 
 /**
  * Nomad's worker: takes an evaluation from the broker, runs the scheduler
@@ -313,9 +308,8 @@ export class Worker {
       }
     }
 
-    const queued: Record<string, number> = {};
     // Nomad's adjustQueuedAllocations: what the last plan placed is no longer queued.
-    for (const [tg, n] of Object.entries(pass.queuedAllocs)) queued[tg] = Math.max(0, n - (placed[tg] ?? 0));
+    const queued = queuedAfter(pass.queuedAllocs, placed);
     const passQueued: ComputedPass = { ...pass, queuedAllocs: queued };
     const failed = pass.failedTGAllocs !== null;
     if (failed && evaluation.Status === "blocked") {
@@ -370,31 +364,13 @@ export class Worker {
     return result;
   }
 
-  /** Nomad's CreateBlockedEval. */
+  /**
+   * Nomad's CreateBlockedEval. A pass computed on a scheduler thread drew
+   * the ID of the one it spawns when placements fail (and encoded it).
+   */
   private blockedEval(evaluation: EvaluationRow, pass: ComputedPass, planFailure: boolean): EvaluationSpec {
-    const now = this.rt.clock.now() * 1e6;
-    return {
-      ...specOf(evaluation),
-      ID: this.rt.newID(),
-      TriggeredBy: planFailure ? "max-plan-attempts" : "queued-allocs",
-      Status: "blocked",
-      StatusDescription: planFailure ? BLOCKED_EVAL_MAX_PLAN_DESC : BLOCKED_EVAL_FAILED_PLACEMENTS,
-      PreviousEval: evaluation.ID,
-      NextEval: "",
-      BlockedEval: "",
-      Wait: 0,
-      WaitUntil: "0001-01-01T00:00:00Z",
-      FailedTGAllocs: pass.failedTGAllocs && { ...pass.failedTGAllocs },
-      ClassEligibility: pass.escaped ? null : { ...pass.classEligibility },
-      EscapedComputedClass: pass.escaped,
-      QuotaLimitReached: "",
-      QueuedAllocations: null,
-      // The index of the tables it was computed against: an unblock after it
-      // (capacity that appeared meanwhile) releases it at once.
-      SnapshotIndex: pass.snapshotIndex,
-      CreateTime: now,
-      ModifyTime: now,
-    };
+    const id = (!planFailure && pass.blockedID) || this.rt.newID();
+    return blockedEvalSpec(evaluation, pass, id, planFailure, this.rt.clock.now() * 1e6);
   }
 
   /**
@@ -415,23 +391,25 @@ export class Worker {
   ): Promise<void> {
     const started = performance.now();
     const now = this.rt.clock.now() * 1e6;
-    const failedTGAllocs = pass?.failedTGAllocs;
-    const updated: EvaluationSpec = {
-      ...specOf(evaluation),
-      Status: status,
-      StatusDescription: description,
-      DeploymentID: pass?.deploymentID ?? evaluation.DeploymentID,
-      FailedTGAllocs: failedTGAllocs ? { ...failedTGAllocs } : null,
-      BlockedEval: blocked?.ID ?? evaluation.BlockedEval,
-      QueuedAllocations: pass ? { ...pass.queuedAllocs } : evaluation.QueuedAllocations,
-      SnapshotIndex: pass?.snapshotIndex ?? this.rt.appliedIndex(),
-      ModifyTime: Math.max(now, evaluation.CreateTime + 1),
-    };
-    const records: EvaluationsUpserted[] = blocked
-      ? [{ Evals: [blocked] }, { Evals: [updated] }]
-      : [{ Evals: [updated] }];
+    const updated = evalStatusUpdate(
+      evaluation,
+      status,
+      description,
+      pass,
+      blocked?.ID,
+      pass ? 0 : this.rt.appliedIndex(),
+      Math.max(now, evaluation.CreateTime + 1),
+    );
+    // A pass computed on a scheduler thread brings these records encoded
+    // already, for the outcome it expected: used when that is this one.
+    const encoded = pass?.encodedOutcome?.(updated, blocked);
+    const records: Writable[] =
+      encoded ??
+      (blocked ? [{ Evals: [blocked] }, { Evals: [updated] }] : [{ Evals: [updated] }]).map(
+        (data: EvaluationsUpserted) => ({ type: "EvaluationsUpserted", v: 1, data }),
+      );
     const written = await this.whileWaiting(d, () => {
-      const writing = this.rt.write(records.map((data) => ({ type: "EvaluationsUpserted", v: 1, data })));
+      const writing = this.rt.write(records);
       donePlanning();
       return writing;
     });

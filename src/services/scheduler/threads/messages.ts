@@ -71,8 +71,25 @@ export interface ScheduleOutcomeMessage {
   readonly escaped: boolean;
   readonly desiredTGUpdates: Readonly<Record<string, DesiredUpdates>>;
   readonly delayInstead: boolean;
+  /**
+   * The evaluation's outcome records as the worker writes them when the
+   * evaluation completes with this pass, every placement applied: its
+   * blocked evaluation, if it spawns one, then the update (see
+   * updateWritable), their `data` in plain msgpack cut around the times
+   * known only at the write.
+   */
+  readonly update?: EncodedUpdate;
   /** Where the time went in the thread (ms): waiting for minIndex, the scheduler, encoding the records. */
   readonly timings: { readonly waitMs: number; readonly computeMs: number; readonly encodeMs: number };
+}
+
+export interface EncodedUpdate {
+  /** `{ Evals: [updated] }` in parts, ModifyTime's value between them. */
+  readonly updated: readonly Uint8Array[];
+  /** `{ Evals: [blocked] }` in parts, its CreateTime and ModifyTime between them; with its ID. */
+  readonly blocked?: { readonly id: string; readonly parts: readonly Uint8Array[] };
+  readonly queued: Readonly<Record<string, number>>;
+  readonly blockedEval: string;
 }
 
 /** The outcome of one schedule request, or why it has none. */

@@ -123,7 +123,7 @@ export class Replica {
       const evaluation: EvaluationRow = request.evaluation;
       const outcome = schedulePass(ctx, evaluation, { attempt: request.attempt });
       const t2 = performance.now();
-      const result = outcomeMessage(outcome, evaluation.ID, atIndex, this.newID, request.signingKeyID, {
+      const result = outcomeMessage(outcome, evaluation, atIndex, this.newID, request.signingKeyID, {
         waitMs: t1 - t0,
         computeMs: t2 - t1,
       });
