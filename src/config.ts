@@ -59,6 +59,12 @@ export interface ServerConfig {
    */
   readonly schedulerWorkers: number;
   /**
+   * The scheduler threads' nice value (Linux, where it is per thread): above
+   * 0, a main thread that reads heartbeats and applies plans gets a core
+   * before them when more threads are runnable than there are cores.
+   */
+  readonly schedulerNice: number;
+  /**
    * With a shared (Kafka) log: how long the leader may go unheard before
    * another server takes over. Bounds failover time; the broker's
    * group.min.session.timeout.ms (6s by default) is the floor.
@@ -276,6 +282,12 @@ const SETTINGS: readonly Setting[] = [
     help: "threads that compute plans off the main event loop, each on a replica of the scheduler's tables (default: cores − 1, at least 1; 0 computes on the main thread, in slices)",
   },
   {
+    name: "scheduler_nice",
+    kind: "number",
+    default: "0",
+    help: "nice value of the scheduler threads (Linux; 0 to 19): above 0, heartbeats and plan applies get a core before plan computing on a machine short of cores",
+  },
+  {
     name: "advertise_addr",
     kind: "string",
     placeholder: "HOST:PORT",
@@ -482,6 +494,7 @@ export async function loadConfig(
     rpcHandshakeTimeout: value("rpc_handshake_timeout"),
     rpcMaxConnsPerClient: value("rpc_max_conns_per_client"),
     schedulerWorkers: value<number | undefined>("scheduler_workers") ?? defaultSchedulerWorkers(),
+    schedulerNice: value("scheduler_nice"),
     leaderSessionTimeout: value("leader_session_timeout"),
     shutdownGrace: value("shutdown_grace"),
     keyringKek: value<string | undefined>("keyring_kek") ?? "",
@@ -505,6 +518,9 @@ export async function loadConfig(
   }
   if (!Number.isInteger(config.schedulerWorkers) || config.schedulerWorkers < 0) {
     throw new ConfigError("scheduler_workers must be a whole number, 0 or more");
+  }
+  if (!Number.isInteger(config.schedulerNice) || config.schedulerNice < 0 || config.schedulerNice > 19) {
+    throw new ConfigError("scheduler_nice must be a whole number from 0 to 19");
   }
   if (config.keyringKek && config.keyringKekFile) {
     throw new ConfigError("set keyring_kek or keyring_kek_file, not both");

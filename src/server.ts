@@ -351,6 +351,7 @@ function startSchedulerThreads(
   if (config.readOnly || config.schedulerWorkers === 0) return undefined;
   const threads = new SchedulerThreads({
     workers: config.schedulerWorkers,
+    nice: config.schedulerNice,
     store,
     snapshotDir: config.log === "memory:" ? undefined : join(config.dataDir, "snapshots"),
     logger: logger.child({ component: "scheduler-threads" }),

@@ -21,6 +21,7 @@ describe("loadConfig", () => {
     expect(c.shutdownGrace).toBe(10_000);
     expect(c.shedReadsAfterLag).toBe(500);
     expect(c.eventStreamMaxSubscribers).toBe(1024);
+    expect(c.schedulerNice).toBe(0);
   });
 
   it("takes flags over env over the config file", async () => {
@@ -81,6 +82,10 @@ describe("loadConfig", () => {
     await expect(loadConfig(["--fsync", "sometimes"], {})).rejects.toThrow(/always, never/);
     await expect(loadConfig(["--snapshot-every", "-1"], {})).rejects.toThrow(/non-negative integer/);
     await expect(loadConfig(["--log"], {})).rejects.toThrow(/--log needs a value/);
+    await expect(loadConfig(["--scheduler-nice", "20"], {})).rejects.toThrow(
+      /scheduler_nice must be a whole number from 0 to 19/,
+    );
+    expect((await loadConfig(["--scheduler-nice", "5"], {})).schedulerNice).toBe(5);
   });
 
   it("puts Nomad's RPC port beside the HTTP port unless told otherwise", async () => {

@@ -14,7 +14,7 @@ export interface ThreadData {
   readonly tables: readonly string[];
   readonly logLevel: string;
   readonly name: string;
-  /** The thread's nice value (Linux, where it is per thread; 0: the main thread's). See SCHEDULER_THREAD_NICE. */
+  /** The thread's nice value (Linux, where it is per thread; 0: the main thread's). See SchedulerThreadsOptions.nice. */
   readonly nice?: number;
 }
 

@@ -18,7 +18,7 @@ const data = (workerData as { thread: ThreadData }).thread;
 const logger = pino({ name: data.name, level: data.logLevel }, pino.destination(2));
 const post = (message: FromThread, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 
-// Behind the main thread for a core (SCHEDULER_THREAD_NICE). Only on Linux,
+// Behind the main thread for a core (config `scheduler_nice`). Only on Linux,
 // where a nice value is the calling thread's: elsewhere the call would
 // lower the whole process, the main thread included.
 const threadNice = (): number => (process.platform === "linux" ? getPriority(0) : 0);

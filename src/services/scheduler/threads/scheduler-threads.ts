@@ -32,7 +32,13 @@ export interface SchedulerThreadsOptions {
   /** RECORDS_HOLD_MS and RECORDS_HOLD_BYTES by default (tests change them). */
   readonly recordsHoldMs?: number;
   readonly recordsHoldBytes?: number;
-  /** The threads' nice value: SCHEDULER_THREAD_NICE by default, 0 to run them level with the main thread. */
+  /**
+   * The threads' nice value (config `scheduler_nice`; Linux, where it is
+   * per thread), 0 by default: level with the main thread. Above 0, the
+   * main thread, which reads every heartbeat and applies every plan, gets a
+   * core first when more threads are runnable than there are cores, and
+   * plans are computed later (docs/architecture.md, "Long turns").
+   */
   readonly nice?: number;
 }
 
@@ -69,18 +75,6 @@ const CATCH_UP_BATCH = 4096;
  */
 export const RECORDS_HOLD_MS = 5;
 export const RECORDS_HOLD_BYTES = 256 * 1024;
-
-/**
- * The scheduler threads' nice value (Linux: per thread), above the main
- * thread's 0, so that when the machine has more runnable threads than
- * cores the main thread, which reads every heartbeat and applies every
- * plan, gets the core first. The threads' work can wait: a plan computed
- * later is applied later, while a heartbeat read late can get a node
- * declared down. In a placement burst on the 2-core benchmark machine the
- * main thread spent more of its long turns runnable but waiting for a core
- * than running (the load report's `main_thread`).
- */
-export const SCHEDULER_THREAD_NICE = 5;
 
 interface Pending {
   readonly resolve: (value: never) => void;
@@ -253,7 +247,7 @@ export class SchedulerThreads {
       tables: this.options.tables ?? SCHEDULER_TABLES,
       logLevel: this.options.logLevel ?? "warn",
       name,
-      nice: this.options.nice ?? SCHEDULER_THREAD_NICE,
+      nice: this.options.nice ?? 0,
     };
     const worker = startTypeScriptWorker(new URL("./replica-thread.ts", import.meta.url), { thread: data });
     let ready!: (figures: StartupFigures) => void;

@@ -7,7 +7,7 @@ import { useTempDirs } from "../../../store/helpers.ts";
 import { MainStore, quiet } from "./fixture.ts";
 
 /**
- * What the scheduler threads' nice value (SCHEDULER_THREAD_NICE) does for
+ * What the scheduler threads' nice value (config `scheduler_nice`) does for
  * the main thread when the machine has more runnable threads than cores:
  * the main thread busy about 60% in short turns (as in a placement burst),
  * a scheduler thread kept computing (JWS signatures, real work of its own
