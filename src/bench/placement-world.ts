@@ -1,22 +1,19 @@
 import { createHash } from "node:crypto";
-import { pino } from "pino";
 import type { EvaluationRow } from "../../projections/evals.ts";
-import { createProjections, type Projections } from "../../projections/index.ts";
+import type { Projections } from "../../projections/index.ts";
 import { newEvaluation } from "../../streams/evals.ts";
-import { allSchemas } from "../../streams/index.ts";
 import { JOB_REGISTERED_VERSION, type JobRegistered } from "../../streams/jobs.ts";
 import { NODE_REGISTERED_VERSION, type NodeSpec } from "../../streams/nodes.ts";
-import { EnvelopeCodec } from "../codec/envelope-codec.ts";
 import { canonicalizeJob } from "../jobs/canonicalize.ts";
-import { MemoryLog } from "../log/memory-log.ts";
 import { computeNodeClass } from "../nodes/computed-class.ts";
 import { hashNodeSecret } from "../nodes/node-secret.ts";
 import { submitPlan } from "../services/scheduler/plan-applier.ts";
 import { ReadyNodes } from "../services/scheduler/ready-nodes.ts";
 import type { ScheduleOutcome, SchedulerContext } from "../services/scheduler/scheduler-context.ts";
-import { Store } from "../store/store.ts";
+import type { Store } from "../store/store.ts";
 import { type Draft, writeEvents } from "../store/writer.ts";
 import { benchNode } from "./bench-nodes.ts";
+import { startMemoryStore } from "./memory-store.ts";
 
 const NOW_MS = 1_700_000_000_000;
 const actor = { kind: "server", id: "placement" } as const;
@@ -50,15 +47,8 @@ export class PlacementWorld {
   }
 
   static async start(): Promise<PlacementWorld> {
-    const projections = createProjections();
-    const store = new Store({
-      log: new MemoryLog(),
-      codec: new EnvelopeCodec(allSchemas),
-      projections: projections.all,
-      logger: pino({ level: "silent" }),
-    });
-    await store.start();
-    const world = new PlacementWorld(store, projections.tables);
+    const { store, tables } = await startMemoryStore();
+    const world = new PlacementWorld(store, tables);
     await world.write([
       {
         type: "ClusterBootstrapped",

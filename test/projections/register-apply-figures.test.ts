@@ -1,15 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { createProjections } from "../../projections/index.ts";
+import { startMemoryStore } from "../../src/bench/memory-store.ts";
 import { batchJob } from "../../src/bench/registration-bench.ts";
-import { EnvelopeCodec } from "../../src/codec/envelope-codec.ts";
 import { canonicalizeJob } from "../../src/jobs/canonicalize.ts";
-import { MemoryLog } from "../../src/log/memory-log.ts";
-import { Store } from "../../src/store/store.ts";
 import { newEvaluation } from "../../streams/evals.ts";
 import type { Envelope } from "../../streams/event-schema.ts";
-import { allSchemas } from "../../streams/index.ts";
 import { JOB_REGISTERED_VERSION } from "../../streams/jobs.ts";
 
 /**
@@ -59,14 +54,7 @@ function batches(from: number, count: number): Envelope[][] {
 
 describe.runIf(enabled)("applying registrations", () => {
   it("costs this much CPU per JobRegistered record", async () => {
-    const projections = createProjections();
-    const store = new Store({
-      log: new MemoryLog(),
-      codec: new EnvelopeCodec(allSchemas),
-      projections: projections.all,
-      logger: pino({ level: "silent" }),
-    });
-    await store.start();
+    const { store, tables } = await startMemoryStore();
     await store.write({
       type: "ClusterBootstrapped",
       v: 1,
@@ -89,7 +77,7 @@ describe.runIf(enabled)("applying registrations", () => {
         wall_us_per_job: Math.round(wallUs / JOBS),
       }),
     );
-    expect(projections.tables.jobs.size).toBe(WARMUP + JOBS);
+    expect(tables.jobs.size).toBe(WARMUP + JOBS);
     await store.stop();
   }, 300_000);
 });
