@@ -39,8 +39,16 @@ async function setUp(): Promise<{ main: MainStore; threads: SchedulerThreads }> 
 const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 const stamp = { at: 1_700_000_000_000, by: ACTOR };
 
-/** The worker's record for an evaluation that completes with this pass (setStatus, no blocked evaluation). */
-function completed(main: MainStore, outcome: ScheduleOutcomeMessage, modifyTimeMs: number) {
+/**
+ * The worker's record for an evaluation that completes with this pass
+ * (setStatus), naming the blocked evaluation it spawned if any.
+ */
+function completed(
+  main: MainStore,
+  outcome: ScheduleOutcomeMessage,
+  modifyTimeMs: number,
+  blockedID?: string,
+) {
   const evaluation = main.tables.evals.get(outcome.evalID)!;
   const placed = placedByGroup(outcome, main.tables.allocs).placedByGroup;
   return evalStatusUpdate(
@@ -53,7 +61,7 @@ function completed(main: MainStore, outcome: ScheduleOutcomeMessage, modifyTimeM
       queuedAllocs: queuedAfter(outcome.queuedAllocs, placed),
       snapshotIndex: outcome.atIndex,
     },
-    undefined,
+    blockedID,
     0,
     Math.max(modifyTimeMs * 1e6, evaluation.CreateTime + 1),
   );
@@ -151,21 +159,7 @@ describe("an evaluation's outcome record encoded on the scheduler thread", () =>
       false,
       now,
     );
-    const placed = placedByGroup(outcome, main.tables.allocs).placedByGroup;
-    const updated = evalStatusUpdate(
-      evaluation,
-      "complete",
-      "",
-      {
-        deploymentID: outcome.deploymentID,
-        failedTGAllocs: outcome.failedTGAllocs,
-        queuedAllocs: queuedAfter(outcome.queuedAllocs, placed),
-        snapshotIndex: outcome.atIndex,
-      },
-      id,
-      0,
-      Math.max(now, evaluation.CreateTime + 1),
-    );
+    const updated = completed(main, outcome, now / 1e6, id);
     const drafts = outcomeWritables(main.codec, outcome, updated, blocked);
     expect(drafts?.length).toBe(2);
     expect(drafts!.map((d) => hex(d.encode(stamp)))).toEqual(
