@@ -23,13 +23,14 @@ import { BlockedEvals, type VolumeAsk } from "./blocked-evals.ts";
 import { threadPass } from "./computed-pass.ts";
 import { CANCELED_BY_NEWER_EVAL, DELIVERY_LIMIT_REACHED, DUPLICATE_BLOCKED_EVAL } from "./descriptions.ts";
 import { type BrokerOptions, DEFAULT_BROKER_OPTIONS, EvalBroker } from "./eval-broker.ts";
+import { specOf } from "./eval-update.ts";
 import { NO_LABELS, NO_METRICS, PIPELINE_TIMINGS, type SchedulerMetricsSink } from "./pipeline-metrics.ts";
 import { PlanQueue, type PlanQueueStats } from "./plan-queue.ts";
 import { isReadyNode, ReadyNodes, readinessChanged } from "./ready-nodes.ts";
 import { jobOf, jobUnknown } from "./scheduler-context.ts";
 import type { SchedulerThreads } from "./threads/scheduler-threads.ts";
 import { Utilization } from "./utilization.ts";
-import { computeInSlices, type SchedulePass, specOf, Worker, type WorkerRuntime } from "./worker.ts";
+import { computeInSlices, type SchedulePass, Worker, type WorkerRuntime } from "./worker.ts";
 import {
   CORE_SCHEDULER,
   isValidWorkerPool,

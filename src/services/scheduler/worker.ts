@@ -15,7 +15,7 @@ import {
   MAX_SERVICE_ATTEMPTS,
 } from "./descriptions.ts";
 import type { Delivery, EvalBroker } from "./eval-broker.ts";
-import { blockedEvalSpec, evalStatusUpdate, queuedAfter, specOf } from "./eval-update.ts";
+import { blockedEvalSpec, evalStatusUpdate, queuedAfter } from "./eval-update.ts";
 import {
   invokeTiming,
   NO_LABELS,
@@ -89,8 +89,6 @@ export interface WorkerIdentity {
   readonly enabled?: readonly string[];
   readonly startedAt: number;
 }
-
-export { specOf };
 
 /**
  * Nomad's worker: takes an evaluation from the broker, runs the scheduler
