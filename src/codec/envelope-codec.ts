@@ -1,6 +1,8 @@
 import { type Options, Packr } from "msgpackr";
 import type { Envelope, EventSchema } from "../../streams/event-schema.ts";
 import { widenIntegralFloats } from "./wide-integers.ts";
+// Installs the decoder's string path for every user of msgpackr in this thread.
+import "./string-extractor.ts";
 
 /**
  * Plain msgpack, no msgpackr records or shared structures: the log is read by
