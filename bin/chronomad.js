@@ -5,8 +5,10 @@
 import { register } from "tsx/esm/api";
 
 // msgpackr's native string extractor pays a call per record that only large
-// strings repay; log records are small, and its JS decoder is ~20% faster on
-// them. It is read once, when msgpackr loads.
+// strings repay, and the load benchmark ran several times slower with it
+// (docs/architecture.md "What the burst allocates"): not loaded.
+// src/codec/string-extractor.ts installs the codec's own extractor instead,
+// in every thread that imports the codec. Read once, when msgpackr loads.
 process.env.MSGPACKR_NATIVE_ACCELERATION_DISABLED ??= "true";
 
 register();
