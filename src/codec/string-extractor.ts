@@ -6,8 +6,8 @@ import { pathToFileURL } from "node:url";
  * codes for every string of 16 to 64 bytes (UUIDs, names) and turns it into
  * a string with `String.fromCharCode.apply`: most of what decoding a client
  * update record allocates. Its native extractor (msgpackr-extract) decodes
- * all of a record's strings at once into one string and slices it, which
- * keeps the whole record's text alive as long as any one value of it.
+ * all of a record's strings at once into one string and slices it; the load
+ * benchmark ran several times slower with it, for reasons not pinned down.
  *
  * msgpackr calls an extractor at a string (its header's offset in `buffer`)
  * and, if the extractor returns one string rather than an array, calls it
@@ -73,10 +73,11 @@ export function extractString(start: number, end: number, buffer: ArrayBufferLik
 
 /**
  * Short ASCII strings are mostly map keys and enumerated values (field
- * names, ClientStatus, task and group names), the same few hundred in
- * every record: one string each, kept by a hash of its bytes, is no
- * allocation and a key the object it goes into has seen before. UUIDs
- * (36 bytes) and longer text are made anew.
+ * names, ClientStatus, task and group names), repeated from record to
+ * record: one string each, kept by a hash of its bytes, is no allocation
+ * and, as a property name, one V8 has already internalized. UUIDs (36
+ * bytes) and longer text are made anew; a slot holds the last string that
+ * hashed to it.
  */
 const INTERNED_MAX = 32;
 const INTERNED_SLOTS = 4096;
