@@ -54,7 +54,8 @@ export function allocClientUpdatedRecord(calls: readonly PackedUpdates[]): Encod
     encode: (stamp) => {
       const head = headOf(stamp);
       const header = arrayHeader(count);
-      const bytes = new Uint8Array(head.length + ALLOCS_KEY.length + header.length + itemBytes);
+      // Not zeroed first: every byte is written below.
+      const bytes = Buffer.allocUnsafeSlow(head.length + ALLOCS_KEY.length + header.length + itemBytes);
       bytes.set(head, 0);
       let at = head.length;
       bytes.set(ALLOCS_KEY, at);
