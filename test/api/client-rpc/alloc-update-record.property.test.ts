@@ -147,17 +147,19 @@ describe("AllocClientUpdated records assembled from packed calls", () => {
     fc.assert(
       fc.property(window, ({ records, at, by }) => {
         const stamp = stampOf(at, by);
-        for (const calls of records) {
-          const assembled = allocClientUpdatedRecord(calls.map(packUpdates)).encode(stamp);
-          const expected = codec.encode({
-            type: "AllocClientUpdated",
-            v: 1,
-            at,
-            by,
-            data: { Allocs: calls.flat() },
-          });
-          expect(Buffer.from(assembled).toString("hex")).toBe(Buffer.from(expected).toString("hex"));
-        }
+        // Every call packed first, as the window's calls are, then the
+        // expected records packed, then the records assembled: pieces kept
+        // from earlier packs survive later ones.
+        const pieces = records.map((calls) => calls.map(packUpdates));
+        const expected = records.map((calls) =>
+          Buffer.from(
+            codec.encode({ type: "AllocClientUpdated", v: 1, at, by, data: { Allocs: calls.flat() } }),
+          ).toString("hex"),
+        );
+        const assembled = pieces.map((p) =>
+          Buffer.from(allocClientUpdatedRecord(p).encode(stamp)).toString("hex"),
+        );
+        expect(assembled).toEqual(expected);
       }),
       { numRuns: 200 },
     );
