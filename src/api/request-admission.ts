@@ -9,7 +9,10 @@ import { type TurnBudget, TurnPacer } from "../store/turn-pacer.ts";
  * write (an Alloc.GetAllocs with its jobs and identities, a
  * Node.UpdateAlloc's body); 8 ms is a little more than an apply slice
  * (APPLY_SLICE_MS) or the watches' paced wakes (CALLS_PER_TURN), so the
- * clients' calls keep pace with the plans applied for them.
+ * clients' calls keep pace with the plans applied for them. It is a cap:
+ * in a busy iteration the requests get their share of what the apply
+ * slice leaves of the loop's allowance (LoopTurn), and at least the
+ * budget's `minPerTurn`.
  */
 export const REQUEST_BUDGET_MS = 8;
 

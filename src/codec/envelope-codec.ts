@@ -72,12 +72,7 @@ export class EnvelopeCodec {
         `event ${envelope.type} must be written at v${schema.version}, not v${envelope.v}`,
       );
     }
-    // A fixed key order keeps the bytes of equal envelopes identical.
-    const plain: Record<string, unknown> = { type: envelope.type, v: envelope.v, at: envelope.at };
-    if (envelope.by) plain.by = envelope.by;
-    if (envelope.cause) plain.cause = envelope.cause;
-    plain.data = envelope.data;
-    return widenIntegralFloats(packr.pack(plain));
+    return widenIntegralFloats(packr.pack(plainEnvelope(envelope)));
   }
 
   decode(bytes: Uint8Array): Envelope {
@@ -118,6 +113,20 @@ export class EnvelopeCodec {
   has(type: string): boolean {
     return this.byType.has(type);
   }
+}
+
+/**
+ * The object the codec packs for an envelope. A fixed key order keeps the
+ * bytes of equal envelopes identical, and `data` comes last, so a record can
+ * be assembled from its envelope's head and its data's bytes
+ * (envelope-head.ts).
+ */
+export function plainEnvelope(envelope: Envelope): Record<string, unknown> {
+  const plain: Record<string, unknown> = { type: envelope.type, v: envelope.v, at: envelope.at };
+  if (envelope.by) plain.by = envelope.by;
+  if (envelope.cause) plain.cause = envelope.cause;
+  plain.data = envelope.data;
+  return plain;
 }
 
 function isEnvelopeShape(x: unknown): x is Envelope {

@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { HistoryEntry } from "../../projections/history.ts";
 import { packPlain, unpackPlain } from "../codec/envelope-codec.ts";
 import { frameChecksum } from "../log/file/format.ts";
+import { loopTurn } from "../store/loop-turn.ts";
 
 /**
  * Per-object history on disk instead of in the heap (issue 22a).
@@ -58,6 +59,12 @@ const LOG_NAME = "history.log";
  * record, in one step with it.
  */
 const ENCODE_SLICE_MS = 4;
+/**
+ * The slice's least when the loop's iteration is spent (LoopTurn): a burst
+ * queues thousands of chunks a second, and a queue that fell behind to
+ * MAX_QUEUED would be encoded all at once.
+ */
+const ENCODE_MIN_MS = 1;
 /** Chunks queued beyond this are encoded at once: the queue stays bounded if the loop never has a turn to spare. */
 const MAX_QUEUED = 65_536;
 /** The key of an applied mark: no object's key is empty. */
@@ -210,7 +217,11 @@ export class HistoryFile {
   private readonly encodeTurn = (): void => {
     this.encodeScheduled = false;
     if (this.closed) return;
-    const deadline = performance.now() + ENCODE_SLICE_MS;
+    // Within what is left of the loop's iteration (LoopTurn), at least
+    // ENCODE_MIN_MS so the queue keeps moving when the others spent it.
+    loopTurn.enterTurn();
+    const now = performance.now();
+    const deadline = now + Math.min(ENCODE_SLICE_MS, Math.max(ENCODE_MIN_MS, loopTurn.share(this)));
     for (let n = 1; this.queuedHead < this.queued.length; n++) {
       this.encodeNext();
       // A chunk takes a few microseconds: the clock is read every 16.
@@ -218,6 +229,7 @@ export class HistoryFile {
     }
     if (this.queuedHead < this.queued.length) {
       this.encodeScheduled = true;
+      loopTurn.deferred(this);
       setImmediate(this.encodeTurn);
     } else this.clearQueue();
   };

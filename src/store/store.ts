@@ -5,6 +5,7 @@ import type { Envelope } from "../../streams/event-schema.ts";
 import { type EnvelopeCodec, packPlain } from "../codec/envelope-codec.ts";
 import type { AppendResult, EventLog, LogRecord } from "../log/event-log.ts";
 import { Fanout } from "./fanout.ts";
+import { loopTurn } from "./loop-turn.ts";
 import type { ApplyContext, Change, Outcome, Projection, Refusal } from "./projection.ts";
 import type { SnapshotData, SnapshotFile } from "./snapshot-file.ts";
 import type { AnyTable, IndexedRow, Table } from "./table.ts";
@@ -268,19 +269,34 @@ export class Store {
   /** Applies the tail's backlog for up to APPLY_SLICE_MS, and the rest on a later turn. */
   private drain(): void {
     this.draining = true;
-    const deadline = performance.now() + (this.options.applySliceMs ?? APPLY_SLICE_MS);
+    // Apply keeps first claim on the loop's iteration (LoopTurn): its slice
+    // is whole whatever the other pacers spent before it, and they leave it
+    // room while it has a backlog. The others' work follows from what is
+    // applied (wakes, answers, history), so cutting the slice would only
+    // delay the writes that release it, and every writer waits for its
+    // record's apply.
+    loopTurn.claim();
+    const slice = this.options.applySliceMs ?? APPLY_SLICE_MS;
+    const deadline = performance.now() + slice;
     while (this.backlog.length > 0 && !this.failure) {
       const batch = this.backlog[0]!;
       const applied = this.applyBatch(batch, deadline);
       if (applied < batch.length) this.backlog[0] = batch.slice(applied);
       else this.backlog.shift();
       if (this.backlog.length > 0 && performance.now() >= deadline) {
-        setImmediate(() => this.drain());
+        loopTurn.reserveNext(slice);
+        loopTurn.deferred();
+        setImmediate(this.drainTurn);
         return;
       }
     }
     this.draining = false;
   }
+
+  private readonly drainTurn = (): void => {
+    loopTurn.enterTurn();
+    this.drain();
+  };
 
   /**
    * Applies `batch` in order, stopping after the record that passes

@@ -1,3 +1,5 @@
+import { type LoopTurn, loopTurn } from "./loop-turn.ts";
+
 /**
  * How many callbacks a TurnPacer runs per turn of the event loop unless told.
  * Each one here releases a waiting request (a woken blocking read, a client
@@ -51,6 +53,16 @@ const FIRST_CAPACITY = 16;
  * callbacks themselves), so a caller with objects to release (Watches)
  * makes no closure per item. The queue is a ring that grows and is kept:
  * a burst's thousands of wakes allocate nothing once it has grown.
+ *
+ * The pacers of one thread share the loop iteration's allowance (LoopTurn,
+ * unless given none): a turn runs no more calls than fit what is left of
+ * it at the cost per call last measured (a second immediate behind the
+ * turn, as for a TurnBudget), and at least `minPerTurn` (one without a
+ * budget), so every pacer moves on in every iteration however the others
+ * spent it. A call made outside a turn runs at once while the turn's
+ * least is not used up or, once some step of the loop left work for later
+ * (LoopTurn.contended), while the iteration has some of its allowance
+ * left: a quiet loop runs every call at once, as before.
  */
 export class TurnPacer<T = () => void> {
   private ring: (T | undefined)[] = new Array(FIRST_CAPACITY);
@@ -64,17 +76,23 @@ export class TurnPacer<T = () => void> {
   /** When the last turn began, and how many calls it ran (for the budget's measure). */
   private turnBegan = 0;
   private ranInTurn = 0;
+  /** What a call cost, its microtasks included, in the last turn measured (0: not measured yet). */
+  private perCallMs = 0;
+  /** Calls a turn runs however little of the loop's allowance is left. */
+  private readonly minPerTurn: number;
 
   constructor(
     perTurn = CALLS_PER_TURN,
     // The default suits T = () => void only; a pacer of other items passes its own.
     private readonly call: (item: T) => void = invoke as unknown as (item: T) => void,
     private readonly budget?: TurnBudget,
+    private readonly loop: LoopTurn | undefined = loopTurn,
   ) {
     if (!(perTurn >= 1)) throw new Error(`perTurn must be at least 1, got ${perTurn}`);
     if (budget && !(budget.minPerTurn >= 1 && budget.maxPerTurn >= budget.minPerTurn && budget.ms > 0))
       throw new Error("a turn budget needs ms > 0 and 1 <= minPerTurn <= maxPerTurn");
     this.quota = perTurn;
+    this.minPerTurn = Math.min(perTurn, budget?.minPerTurn ?? 1);
   }
 
   /** Calls the next turn may run. */
@@ -88,13 +106,18 @@ export class TurnPacer<T = () => void> {
   }
 
   run(item: T): void {
-    if (this.count === 0 && this.used < this.quota) {
+    if (
+      this.count === 0 &&
+      this.used < this.quota &&
+      (this.loop === undefined || this.used < this.minPerTurn || this.fitsNow(this.loop))
+    ) {
       this.used++;
       this.schedule();
       this.call(item);
       return;
     }
     this.push(item);
+    this.loop?.deferred(this);
     this.schedule();
   }
 
@@ -116,15 +139,16 @@ export class TurnPacer<T = () => void> {
     if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(this.turn);
-    if (this.budget) setImmediate(this.measure);
+    if (this.budget || this.loop) setImmediate(this.measure);
   }
 
   private readonly turn = (): void => {
     this.scheduled = false;
     this.used = 0;
     this.turnBegan = performance.now();
+    const quota = this.turnQuota();
     try {
-      while (this.count > 0 && this.used < this.quota) {
+      while (this.count > 0 && this.used < quota) {
         const item = this.ring[this.head] as T;
         // Not kept alive by the queue once run.
         this.ring[this.head] = undefined;
@@ -137,17 +161,40 @@ export class TurnPacer<T = () => void> {
       this.ranInTurn = this.used;
       // A turn that ran something opens the next one (its quota counts until then).
       if (this.used > 0) this.schedule();
+      if (this.count > 0) this.loop?.deferred(this);
     }
   };
 
-  /** Right behind a turn (see TurnBudget): the quota for what its calls cost. */
+  /**
+   * Whether one more call fits what is left of the loop's iteration. The
+   * calls made since the turn count at the last cost seen: those made in
+   * the same callback (the wakes an apply slice releases) have not run
+   * their work yet, and the clock cannot see it.
+   */
+  private fitsNow(loop: LoopTurn): boolean {
+    return !loop.contended || loop.remaining() - this.used * this.perCallMs > 0;
+  }
+
+  /** This turn's calls: the quota, or fewer if the loop's iteration has not that much left. */
+  private turnQuota(): number {
+    if (this.loop === undefined || this.count === 0) return this.quota;
+    this.loop.enterTurn();
+    const left = this.loop.share(this);
+    if (this.perCallMs <= 0) return left > 0 ? this.quota : this.minPerTurn;
+    const fits = Math.floor(left / this.perCallMs);
+    return Math.min(this.quota, Math.max(this.minPerTurn, fits));
+  }
+
+  /** Right behind a turn (see TurnBudget): the cost per call, and the quota for it. */
   private readonly measure = (): void => {
-    const budget = this.budget;
-    if (!budget || this.ranInTurn === 0) return;
+    if (this.ranInTurn === 0) return;
     const perCall = (performance.now() - this.turnBegan) / this.ranInTurn;
+    this.perCallMs = perCall;
+    this.ranInTurn = 0;
+    const budget = this.budget;
+    if (!budget) return;
     const fits = perCall > 0 ? Math.floor(budget.ms / perCall) : budget.maxPerTurn;
     this.quota = Math.min(budget.maxPerTurn, Math.max(budget.minPerTurn, fits));
-    this.ranInTurn = 0;
   };
 }
 

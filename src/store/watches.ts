@@ -1,4 +1,5 @@
 import type { Subscription } from "rxjs";
+import { type LoopTurn, loopTurn } from "./loop-turn.ts";
 import type { Change } from "./projection.ts";
 import type { Store } from "./store.ts";
 import type { IndexedRow } from "./table.ts";
@@ -140,12 +141,17 @@ export class Watches {
   private readonly subscriptions: Subscription[];
   private readonly pacer: TurnPacer<Watcher>;
 
-  /** `wakesPerTurn`: how many wakes one turn of the event loop runs at most (TurnPacer). */
+  /**
+   * `wakesPerTurn`: how many wakes one turn of the event loop runs at most
+   * (TurnPacer); `loop`: the allowance they share with the loop's other
+   * paced steps (the thread's own unless given).
+   */
   constructor(
     private readonly store: Store,
     wakesPerTurn?: number,
+    loop: LoopTurn = loopTurn,
   ) {
-    this.pacer = new TurnPacer<Watcher>(wakesPerTurn, release);
+    this.pacer = new TurnPacer<Watcher>(wakesPerTurn, release, undefined, loop);
     this.subscriptions = [
       store.change$.subscribe((c) => this.changed(c)),
       store.applied$.subscribe((b) => this.applied(b.tables)),

@@ -1,11 +1,14 @@
 import { describe, expect, it } from "vitest";
+import { LoopTurn } from "../../src/store/loop-turn.ts";
 import { TurnPacer } from "../../src/store/turn-pacer.ts";
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Paced by count or by its own budget only: the shared allowance (loop-turn.test.ts) would cut turns short on a loaded machine. */
+const unlimited = () => new LoopTurn(Number.POSITIVE_INFINITY);
 
 describe("TurnPacer", () => {
   it("runs calls at once while the turn's quota lasts, the rest on later turns, in order", async () => {
-    const pacer = new TurnPacer(3);
+    const pacer = new TurnPacer(3, undefined, undefined, unlimited());
     const ran: number[] = [];
     for (let i = 0; i < 8; i++) pacer.run(() => ran.push(i));
     expect(ran).toEqual([0, 1, 2]);
@@ -18,7 +21,7 @@ describe("TurnPacer", () => {
   });
 
   it("leaves the rest of the loop's callbacks their turn between two turns' calls", async () => {
-    const pacer = new TurnPacer(2);
+    const pacer = new TurnPacer(2, undefined, undefined, unlimited());
     const order: string[] = [];
     for (let i = 0; i < 6; i++) pacer.run(() => order.push(`call ${i}`));
     // Queued after the pacer's next turn, and before the one that turn opens
@@ -29,7 +32,7 @@ describe("TurnPacer", () => {
   });
 
   it("queues a call behind those waiting even when a new turn has quota, and resets the quota every turn", async () => {
-    const pacer = new TurnPacer(2);
+    const pacer = new TurnPacer(2, undefined, undefined, unlimited());
     const ran: string[] = [];
     for (const x of ["a", "b", "c"]) pacer.run(() => ran.push(x));
     await nextTurn();
@@ -60,7 +63,7 @@ describe("TurnPacer with a time budget", () => {
   };
 
   it("sets the quota from what a busy turn's calls cost, the work they released included", async () => {
-    const pacer = new TurnPacer(4, undefined, { ms: 10, minPerTurn: 1, maxPerTurn: 100 });
+    const pacer = new TurnPacer(4, undefined, { ms: 10, minPerTurn: 1, maxPerTurn: 100 }, unlimited());
     // Each call only resolves a promise; its 2 ms of work runs as a microtask after it.
     for (let i = 0; i < 20; i++) pacer.run(() => void Promise.resolve().then(() => busy(2)));
     expect(pacer.perTurn).toBe(4);
@@ -73,12 +76,12 @@ describe("TurnPacer with a time budget", () => {
   });
 
   it("raises the quota for cheap calls, within its bounds", async () => {
-    const pacer = new TurnPacer(2, undefined, { ms: 10, minPerTurn: 2, maxPerTurn: 50 });
+    const pacer = new TurnPacer(2, undefined, { ms: 10, minPerTurn: 2, maxPerTurn: 50 }, unlimited());
     for (let i = 0; i < 200; i++) pacer.run(() => {});
     await nextTurn();
     await nextTurn();
     expect(pacer.perTurn).toBe(50);
-    const slow = new TurnPacer(8, undefined, { ms: 1, minPerTurn: 3, maxPerTurn: 50 });
+    const slow = new TurnPacer(8, undefined, { ms: 1, minPerTurn: 3, maxPerTurn: 50 }, unlimited());
     for (let i = 0; i < 40; i++) slow.run(() => busy(2));
     await nextTurn();
     await nextTurn();

@@ -2,6 +2,7 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { EnvelopeCodec } from "../../src/codec/envelope-codec.ts";
 import { MemoryLog } from "../../src/log/memory-log.ts";
+import { LoopTurn } from "../../src/store/loop-turn.ts";
 import type { Projection } from "../../src/store/projection.ts";
 import { Store } from "../../src/store/store.ts";
 import { stamped, Table } from "../../src/store/table.ts";
@@ -40,7 +41,9 @@ async function setUp(applySliceMs = Number.POSITIVE_INFINITY, wakesPerTurn?: num
     applySliceMs,
   });
   await store.start();
-  const watches = new Watches(store, wakesPerTurn);
+  // Wakes paced by count only: the shared allowance (test/store/
+  // loop-turn.test.ts) would cut a turn short on a loaded machine.
+  const watches = new Watches(store, wakesPerTurn, new LoopTurn(Number.POSITIVE_INFINITY));
   const by = { kind: "server", id: "test" } as const;
   const put = async (Name: string, team: string, tags?: string) => {
     const Meta = tags === undefined ? { team } : { team, tags };

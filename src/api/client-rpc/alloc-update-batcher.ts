@@ -1,14 +1,15 @@
 import { notAllowedToUpdateAllocs } from "../../../projections/nodes.ts";
-import type { AllocClientUpdated, AllocsReconnected, ClientAllocUpdate } from "../../../streams/allocs.ts";
+import type { AllocsReconnected, ClientAllocUpdate } from "../../../streams/allocs.ts";
 import type { EvaluationSpec, EvaluationsUpserted } from "../../../streams/evals.ts";
 import type { Actor } from "../../../streams/event-schema.ts";
 import { isUnresponsive } from "../../../streams/nodes.ts";
 import type { Outcome } from "../../store/projection.ts";
 import { TurnPacer } from "../../store/turn-pacer.ts";
-import { type Draft, writeEvents } from "../../store/writer.ts";
+import { type Writable, writeEvents } from "../../store/writer.ts";
 import type { Timer } from "../../util/clock.ts";
 import { ApiError } from "../api-error.ts";
 import type { ApiContext } from "../context.ts";
+import { allocClientUpdatedRecord, type PackedUpdates, packUpdates } from "./alloc-update-record.ts";
 
 /** Nomad's batchUpdateInterval. */
 export const ALLOC_UPDATE_WINDOW_MS = 50;
@@ -34,6 +35,8 @@ export interface AllocUpdateCall {
 }
 
 interface Waiting extends AllocUpdateCall {
+  /** The updates, packed when the call was submitted. */
+  readonly packed: PackedUpdates;
   resolve(index: number): void;
   reject(err: Error): void;
 }
@@ -44,7 +47,8 @@ interface Waiting extends AllocUpdateCall {
  * events of at most `maxPerRecord` updates each (a call's updates are never
  * split), with the reconnects and evaluations they cause (evaluations
  * deduplicated per job), and every caller gets the same index. The window
- * runs on the injectable clock.
+ * runs on the injectable clock. Each call's updates are packed as it is
+ * submitted, so the flush only copies bytes into its records.
  */
 export class AllocUpdateBatcher {
   private queue: Waiting[] = [];
@@ -69,7 +73,10 @@ export class AllocUpdateBatcher {
   /** Resolves with the index of the window's last record once it is applied; rejects with an ApiError if refused. */
   submit(call: AllocUpdateCall): Promise<number> {
     return new Promise<number>((resolve, reject) => {
-      this.queue.push({ ...call, resolve, reject });
+      // Throws (the promise rejects) if an update cannot be packed: only this
+      // call fails, not the window it would have joined.
+      const packed = packUpdates(call.updates);
+      this.queue.push({ ...call, packed, resolve, reject });
       this.timer ??= this.ctx.clock.setTimeout(() => this.flush(), this.windowMs);
     });
   }
@@ -173,11 +180,8 @@ function drafts(
   records: readonly (readonly Waiting[])[],
   calls: readonly Waiting[],
   allEvals: readonly EvaluationSpec[],
-): Draft[] {
-  const out: Draft[] = records.map((run) => {
-    const update: AllocClientUpdated = { Allocs: run.flatMap((c) => c.updates) };
-    return { type: "AllocClientUpdated", v: 1, data: update };
-  });
+): Writable[] {
+  const out: Writable[] = records.map((run) => allocClientUpdatedRecord(run.map((c) => c.packed)));
   const reconnectedByNode = new Map<string, string[]>();
   for (const c of calls) {
     if (c.reconnected.length === 0) continue;

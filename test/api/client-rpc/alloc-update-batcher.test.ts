@@ -1,12 +1,13 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../../src/api/api-error.ts";
 import { AllocUpdateBatcher } from "../../../src/api/client-rpc/alloc-update-batcher.ts";
 import type { ApiContext } from "../../../src/api/context.ts";
-import { unpackPlain } from "../../../src/codec/envelope-codec.ts";
+import { EnvelopeCodec, unpackPlain } from "../../../src/codec/envelope-codec.ts";
 import type { MemoryLog } from "../../../src/log/memory-log.ts";
 import { VirtualClock } from "../../../src/util/clock.ts";
 import type { ClientAllocUpdate } from "../../../streams/allocs.ts";
 import { newEvaluation } from "../../../streams/evals.ts";
+import { allSchemas } from "../../../streams/index.ts";
 import { alloc, memoryStore, placed, registered, statusChange } from "../../projections/memory-store.ts";
 
 async function setup(nodes: string[], maxPerRecord?: number) {
@@ -156,6 +157,63 @@ describe("AllocUpdateBatcher", () => {
     expect(tables.evals.get("e2")?.ModifyIndex).toBe(index);
     expect(tables.evals.get("e2")!.CreateIndex).toBeLessThan(index);
     expect(batcher.windows).toBe(2);
+  });
+
+  it("packs each call's updates when it is submitted: the flush packs no update record", async () => {
+    const { batcher, clock, log } = await setup(["n1", "n2", "n3"], 2);
+    const before = log.lastIndex();
+    const encode = vi.spyOn(EnvelopeCodec.prototype, "encode");
+    try {
+      const calls = ["n1", "n2", "n3"].map((n) =>
+        batcher.submit({
+          nodeID: n,
+          updates: [update(`${n}-a`, n), update(`${n}-b`, n, "failed")],
+          reconnected: [],
+          evals: [evaluation(`e-${n}`, "web")],
+        }),
+      );
+      clock.advance(50);
+      await Promise.all(calls);
+      const types = encode.mock.calls.map(([envelope]) => envelope.type);
+      expect(types).not.toContain("AllocClientUpdated");
+      // The evaluations' record is still a draft the store encodes.
+      expect(types).toContain("EvaluationsUpserted");
+    } finally {
+      encode.mockRestore();
+    }
+    // What was written is what the codec would have written.
+    const codec = new EnvelopeCodec(allSchemas);
+    const written: string[] = [];
+    for await (const batch of log.read(before + 1)) {
+      for (const r of batch) {
+        const envelope = codec.decode(r.bytes);
+        if (envelope.type !== "AllocClientUpdated") continue;
+        written.push(envelope.type);
+        expect(Buffer.compare(r.bytes, codec.encode(envelope))).toBe(0);
+        expect(envelope.by).toEqual({ kind: "server", id: "s1", name: "client-alloc-updates" });
+      }
+    }
+    expect(written).toHaveLength(3);
+  });
+
+  it("refuses a call whose updates cannot be packed, and writes the window's others", async () => {
+    const { batcher, clock, tables } = await setup(["n1", "n2"]);
+    const bad = {
+      ...update("n1-a", "n1"),
+      NetworkStatus: { Big: 2n ** 70n },
+    } as unknown as ClientAllocUpdate;
+    const fromN1 = batcher.submit({ nodeID: "n1", updates: [bad], reconnected: [], evals: [] });
+    const fromN2 = batcher.submit({
+      nodeID: "n2",
+      updates: [update("n2-a", "n2")],
+      reconnected: [],
+      evals: [],
+    });
+    clock.advance(50);
+    await expect(fromN1).rejects.toThrow();
+    await fromN2;
+    expect(tables.allocs.get("n2-a")!.ClientStatus).toBe("running");
+    expect(tables.allocs.get("n1-a")!.ClientStatus).toBe("pending");
   });
 
   it("writes what is queued when it closes", async () => {

@@ -3,6 +3,7 @@ import type { EvaluationRow } from "../../../projections/evals.ts";
 import type { PlanRefusalRow } from "../../../projections/plan-apply.ts";
 import { CORE_SCHEDULER, SCHEDULER_TYPES } from "../../../src/services/scheduler/worker-pool.ts";
 import { startTestServer, type TestServer } from "../../server-harness.ts";
+import { batchJob } from "./batch-job.ts";
 import { Scenario } from "./scenario.ts";
 
 const scenarios: Scenario[] = [];
@@ -13,30 +14,6 @@ afterEach(async () => {
 });
 
 const JOBS = 40;
-
-function batchJob(id: string, cpu = 100) {
-  return {
-    ID: id,
-    Type: "batch",
-    Datacenters: ["dc1"],
-    TaskGroups: [
-      {
-        Name: "g",
-        Count: 1,
-        EphemeralDisk: { SizeMB: 10 },
-        Tasks: [
-          {
-            Name: "t",
-            Driver: "docker",
-            Config: { image: "depth" },
-            Resources: { CPU: cpu, MemoryMB: 100 },
-            LogConfig: { MaxFiles: 1, MaxFileSizeMB: 1 },
-          },
-        ],
-      },
-    ],
-  };
-}
 
 /** One worker, `depth` evaluations planning at once; every evaluation is ready before the worker takes any. */
 async function oneWorker(depth: number, before: (s: Scenario) => Promise<void> = async () => undefined) {
@@ -93,7 +70,7 @@ describe("a worker's evaluations in flight", () => {
       }
     });
     const ids = Array.from({ length: JOBS }, (_, i) => `fit-${String(i).padStart(2, "0")}`);
-    for (const id of ids) await s.register(batchJob(id, 250));
+    for (const id of ids) await s.register(batchJob(id, { cpu: 250 }));
     await unpause();
     await s.idle();
     for (const id of ids) expect(s.live(id), id).toHaveLength(1);

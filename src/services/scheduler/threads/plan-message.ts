@@ -41,7 +41,10 @@ export function outcomeMessage(
   const failedTGAllocs = metricsJson(outcome.failedTGAllocs);
   const ahead = outcomeAhead(outcome, failedTGAllocs, evaluation, atIndex, placed, newID);
   // msgpackr packs into a buffer it reuses: each record is copied out into one of ours.
-  const packed = records.map((r) => packPlain(r));
+  // Built by push from empty: `records.map` of no records gives an array of
+  // small integers, and the pushes below then deoptimised this function.
+  const packed: Uint8Array[] = [];
+  for (const r of records) packed.push(packPlain(r));
   const aheadParts = ahead ? [...(ahead.blocked?.parts ?? []), ...ahead.updated] : [];
   for (const p of aheadParts) packed.push(p);
   const buffer = new ArrayBuffer(packed.reduce((n, p) => n + p.length, 0));

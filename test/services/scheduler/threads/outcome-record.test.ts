@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { EvaluationRow } from "../../../../projections/evals.ts";
 import { EnvelopeCodec } from "../../../../src/codec/envelope-codec.ts";
 import {
   blockedEvalSpec,
@@ -13,6 +14,7 @@ import { writeEvents } from "../../../../src/store/writer.ts";
 import type { EvaluationSpec, EvaluationsUpserted } from "../../../../streams/evals.ts";
 import type { Envelope } from "../../../../streams/event-schema.ts";
 import { useTempDirs } from "../../../store/helpers.ts";
+import { batchJob } from "../batch-job.ts";
 import { Scenario } from "../scenario.ts";
 import { ACTOR, MainStore, quiet } from "./fixture.ts";
 
@@ -21,6 +23,11 @@ const opened: { close(): Promise<void> }[] = [];
 afterEach(async () => {
   for (const o of opened.splice(0).reverse()) await o.close();
 });
+
+/** The thread's first pass over `evaluation`, at the main store's applied index. */
+function scheduleNow(main: MainStore, threads: SchedulerThreads, evaluation: EvaluationRow) {
+  return threads.schedule({ evaluation, minIndex: main.store.appliedIndex, nowMs: Date.now(), attempt: 0 });
+}
 
 async function setUp(): Promise<{ main: MainStore; threads: SchedulerThreads }> {
   const main = await MainStore.open(await tempDir());
@@ -73,12 +80,7 @@ describe("an evaluation's outcome record encoded on the scheduler thread", () =>
     const evalID = await main.registerJob("web", 6);
     await main.startThreads(threads);
     const evaluation = main.tables.evals.get(evalID)!;
-    const outcome = await threads.schedule({
-      evaluation,
-      minIndex: main.store.appliedIndex,
-      nowMs: Date.now(),
-      attempt: 0,
-    });
+    const outcome = await scheduleNow(main, threads, evaluation);
     expect(outcome.update).toBeDefined();
     await submitThreadPlan(
       (records) => writeEvents(main.store, Date.now(), ACTOR, records),
@@ -107,12 +109,7 @@ describe("an evaluation's outcome record encoded on the scheduler thread", () =>
     const { main, threads } = await setUp();
     const evalID = await main.registerJob("web", 6);
     await main.startThreads(threads);
-    const outcome = await threads.schedule({
-      evaluation: main.tables.evals.get(evalID)!,
-      minIndex: main.store.appliedIndex,
-      nowMs: Date.now(),
-      attempt: 0,
-    });
+    const outcome = await scheduleNow(main, threads, main.tables.evals.get(evalID)!);
     // Nothing applied yet: the placements are still queued, unlike what the thread expected.
     const notPlaced = completed(main, outcome, Date.now());
     expect(notPlaced.QueuedAllocations).toEqual({ g: 6 });
@@ -131,12 +128,7 @@ describe("an evaluation's outcome record encoded on the scheduler thread", () =>
     const evalID = await main.registerJob("big", 40, 1_500);
     await main.startThreads(threads);
     const evaluation = main.tables.evals.get(evalID)!;
-    const outcome = await threads.schedule({
-      evaluation,
-      minIndex: main.store.appliedIndex,
-      nowMs: Date.now(),
-      attempt: 0,
-    });
+    const outcome = await scheduleNow(main, threads, evaluation);
     expect(outcome.failedTGAllocs).not.toBeNull();
     const id = outcome.update?.blocked?.id;
     expect(id).toBeDefined();
@@ -181,14 +173,11 @@ describe("a server scheduling on a thread", () => {
     const encode = vi.spyOn(EnvelopeCodec.prototype, "encode");
     try {
       const ids = ["out-a", "out-b", "out-c"];
-      for (const id of ids) await s.register(batchJob(id));
+      for (const id of ids) await s.register(batchJob(id, { count: 2, cpu: 1_000 }));
       await s.idle();
       for (const id of ids) expect(s.evals(id).map((e) => e.Status)).toEqual(["complete"]);
       // Placements that fail: a blocked evaluation as well.
-      await s.register({
-        ...batchJob("out-big"),
-        TaskGroups: [{ ...batchJob("x").TaskGroups[0], Count: 40 }],
-      });
+      await s.register(batchJob("out-big", { count: 40, cpu: 1_000 }));
       await s.idle();
       expect(
         s
@@ -212,30 +201,6 @@ describe("a server scheduling on a thread", () => {
     }
   });
 });
-
-function batchJob(id: string) {
-  return {
-    ID: id,
-    Type: "batch",
-    Datacenters: ["dc1"],
-    TaskGroups: [
-      {
-        Name: "g",
-        Count: 2,
-        EphemeralDisk: { SizeMB: 10 },
-        Tasks: [
-          {
-            Name: "t",
-            Driver: "docker",
-            Config: { image: "outcome" },
-            Resources: { CPU: 1_000, MemoryMB: 100 },
-            LogConfig: { MaxFiles: 1, MaxFileSizeMB: 1 },
-          },
-        ],
-      },
-    ],
-  };
-}
 
 function updateWritable(codec: EnvelopeCodec, outcome: ScheduleOutcomeMessage, updated: EvaluationSpec) {
   const drafts = outcomeWritables(codec, outcome, updated, undefined);
