@@ -1,10 +1,10 @@
-import { GCProfiler, getHeapStatistics } from "node:v8";
 import { isNativeAccelerationEnabled } from "msgpackr";
 import { describe, expect, it } from "vitest";
 import { EnvelopeCodec } from "../../src/codec/envelope-codec.ts";
 import { openFileLogReadOnly } from "../../src/log/file/index.ts";
 import type { Envelope } from "../../streams/event-schema.ts";
 import { allSchemas } from "../../streams/index.ts";
+import { allocatedDuring } from "../heap-allocation.ts";
 
 /**
  * The figures docs/architecture.md ("What the burst allocates") quotes for
@@ -19,30 +19,6 @@ import { allSchemas } from "../../streams/index.ts";
 const dir = process.env.CHRONOMAD_DECODE_FIGURES;
 const RECORDS = Number(process.env.CHRONOMAD_DECODE_FIGURES_RECORDS ?? 30_000);
 const ROUNDS = 3;
-
-interface HeapSide {
-  readonly heapStatistics: { readonly usedHeapSize: number };
-}
-
-/** Bytes allocated on the V8 heap while `f` ran: what each GC found in use, less what the previous left. */
-function allocatedDuring(f: () => void): { bytes: number; scavenges: number; cpuUs: number } {
-  const profiler = new GCProfiler();
-  profiler.start();
-  const used0 = getHeapStatistics().used_heap_size;
-  const cpu0 = process.cpuUsage();
-  f();
-  const cpu = process.cpuUsage(cpu0);
-  const used1 = getHeapStatistics().used_heap_size;
-  const stats = (profiler.stop()?.statistics ?? []) as { beforeGC: HeapSide; afterGC: HeapSide }[];
-  let bytes = 0;
-  let previous = used0;
-  for (const s of stats) {
-    bytes += s.beforeGC.heapStatistics.usedHeapSize - previous;
-    previous = s.afterGC.heapStatistics.usedHeapSize;
-  }
-  bytes += used1 - previous;
-  return { bytes, scavenges: stats.length, cpuUs: cpu.user + cpu.system };
-}
 
 /** How many allocations a record places or reports (1 for other records). */
 function entriesOf(e: Envelope): number {

@@ -1,9 +1,9 @@
 import { createRequire } from "node:module";
-import { GCProfiler, getHeapStatistics } from "node:v8";
 import fc from "fast-check";
 import { isNativeAccelerationEnabled } from "msgpackr";
 import { describe, expect, it } from "vitest";
 import { packPlain, unpackPlain } from "../../src/codec/envelope-codec.ts";
+import { allocatedDuring } from "../heap-allocation.ts";
 
 /**
  * The codec's decoder reads strings through src/codec/string-extractor.ts.
@@ -189,20 +189,9 @@ describe("msgpack strings decoded by the codec's extractor", () => {
     const bytes = packPlain({ uuids });
     unpackPlain(bytes);
     const runs = 2_000;
-    const profiler = new GCProfiler();
-    profiler.start();
-    const used0 = getHeapStatistics().used_heap_size;
-    for (let i = 0; i < runs; i++) unpackPlain(bytes);
-    const used1 = getHeapStatistics().used_heap_size;
-    type Side = { heapStatistics: { usedHeapSize: number } };
-    const stats = (profiler.stop()?.statistics ?? []) as { beforeGC: Side; afterGC: Side }[];
-    let allocated = 0;
-    let previous = used0;
-    for (const s of stats) {
-      allocated += s.beforeGC.heapStatistics.usedHeapSize - previous;
-      previous = s.afterGC.heapStatistics.usedHeapSize;
-    }
-    allocated += used1 - previous;
+    const { bytes: allocated } = allocatedDuring(() => {
+      for (let i = 0; i < runs; i++) unpackPlain(bytes);
+    });
     // A 36-byte string is about 56 bytes of heap; msgpackr's JS path makes
     // two or three arrays of char codes on the way, some 500 bytes more.
     expect(allocated / (runs * uuids.length)).toBeLessThan(200);

@@ -1,5 +1,4 @@
 import { performance } from "node:perf_hooks";
-import { GCProfiler, getHeapStatistics } from "node:v8";
 import { describe, expect, it } from "vitest";
 import { AllocUpdateBatcher } from "../../../src/api/client-rpc/alloc-update-batcher.ts";
 import type { ApiContext } from "../../../src/api/context.ts";
@@ -10,6 +9,7 @@ import { VirtualClock } from "../../../src/util/clock.ts";
 import type { ClientAllocUpdate } from "../../../streams/allocs.ts";
 import type { Envelope } from "../../../streams/event-schema.ts";
 import { allSchemas } from "../../../streams/index.ts";
+import { countHeapAllocation } from "../../heap-allocation.ts";
 
 /**
  * The figures docs/architecture.md ("Long turns: the work, or the wait for a
@@ -37,10 +37,6 @@ const WARM_UP = 10;
 function cpuNs(): number {
   const { user, system } = process.cpuUsage();
   return (user + system) * 1000;
-}
-
-interface HeapSide {
-  readonly heapStatistics: { readonly usedHeapSize: number };
 }
 
 /** A window's updates as update-alloc.ts builds them from a simulated node's report. */
@@ -114,9 +110,7 @@ describe.skipIf(!enabled)("the client update window's flush (figures)", () => {
       let counted = 0;
       for (let w = 0; w < WINDOWS; w++) {
         const calls = windowCalls(size, w);
-        const profiler = new GCProfiler();
-        profiler.start();
-        const used0 = getHeapStatistics().used_heap_size;
+        const counting = countHeapAllocation();
         const cpu0 = cpuNs();
         const answers: Promise<number>[] = [];
         for (const c of calls) {
@@ -133,15 +127,7 @@ describe.skipIf(!enabled)("the client update window's flush (figures)", () => {
         clock.advance(50);
         const step = performance.now() - t0;
         const cpu = cpuNs() - cpu0;
-        const used1 = getHeapStatistics().used_heap_size;
-        const stats = (profiler.stop()?.statistics ?? []) as { beforeGC: HeapSide; afterGC: HeapSide }[];
-        let allocated = 0;
-        let previous = used0;
-        for (const s of stats) {
-          allocated += s.beforeGC.heapStatistics.usedHeapSize - previous;
-          previous = s.afterGC.heapStatistics.usedHeapSize;
-        }
-        allocated += used1 - previous;
+        const { bytes: allocated, collections } = counting.stop();
         await Promise.all(answers);
         // Let the answers' paced turns run before the next window.
         await new Promise((r) => setImmediate(r));
@@ -149,7 +135,7 @@ describe.skipIf(!enabled)("the client update window's flush (figures)", () => {
         steps.push(step);
         cpuTotal += cpu;
         submitNs += submitted - cpu0;
-        gcs += stats.length;
+        gcs += collections;
         heap += allocated;
         counted += size;
       }

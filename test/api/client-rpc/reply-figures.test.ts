@@ -1,4 +1,3 @@
-import { GCProfiler, getHeapStatistics } from "node:v8";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { AllocRow } from "../../../projections/allocs.ts";
@@ -9,6 +8,7 @@ import { openFileLogReadOnly } from "../../../src/log/file/index.ts";
 import { MemoryLog } from "../../../src/log/memory-log.ts";
 import { Store } from "../../../src/store/store.ts";
 import { allSchemas } from "../../../streams/index.ts";
+import { allocatedDuring } from "../../heap-allocation.ts";
 
 /**
  * The figures docs/architecture.md ("What the burst allocates") quotes for
@@ -21,30 +21,6 @@ import { allSchemas } from "../../../streams/index.ts";
  */
 const dir = process.env.CHRONOMAD_REPLY_FIGURES;
 const RECORDS = 20_000;
-
-interface HeapSide {
-  readonly heapStatistics: { readonly usedHeapSize: number };
-}
-
-/** Bytes allocated on the V8 heap while `f` ran: what each GC found in use, less what the previous left. */
-function allocatedDuring(f: () => void): { bytes: number; scavenges: number; cpuUs: number } {
-  const profiler = new GCProfiler();
-  profiler.start();
-  const used0 = getHeapStatistics().used_heap_size;
-  const cpu0 = process.cpuUsage();
-  f();
-  const cpu = process.cpuUsage(cpu0);
-  const used1 = getHeapStatistics().used_heap_size;
-  const stats = (profiler.stop()?.statistics ?? []) as { beforeGC: HeapSide; afterGC: HeapSide }[];
-  let bytes = 0;
-  let previous = used0;
-  for (const s of stats) {
-    bytes += s.beforeGC.heapStatistics.usedHeapSize - previous;
-    previous = s.afterGC.heapStatistics.usedHeapSize;
-  }
-  bytes += used1 - previous;
-  return { bytes, scavenges: stats.length, cpuUs: cpu.user + cpu.system };
-}
 
 describe.skipIf(!dir)("Alloc.GetAllocs replies (figures)", () => {
   it("reports heap bytes and CPU per reply of ten allocations", async () => {
