@@ -7,13 +7,10 @@ import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { HistoryEntry } from "../../projections/history.ts";
 import { RequestAdmission } from "../../src/api/request-admission.ts";
-import { EnvelopeCodec } from "../../src/codec/envelope-codec.ts";
 import { HistoryFile } from "../../src/history/history-file.ts";
-import { MemoryLog } from "../../src/log/memory-log.ts";
 import type { Projection } from "../../src/store/projection.ts";
-import { Store } from "../../src/store/store.ts";
 import { TurnPacer } from "../../src/store/turn-pacer.ts";
-import { allSchemas } from "../../streams/index.ts";
+import { memoryStore } from "./helpers.ts";
 
 /**
  * The figures docs/architecture.md ("Long turns: the work, or the wait for
@@ -74,13 +71,7 @@ describe.skipIf(!enabled)("loop turn figures", () => {
         done.applied++;
       },
     };
-    const store = new Store({
-      log: new MemoryLog(),
-      codec: new EnvelopeCodec(allSchemas),
-      projections: [projection],
-      logger: pino({ level: "silent" }),
-    });
-    await store.start();
+    const store = await memoryStore([projection]);
     const { file: history } = await HistoryFile.open(dir, pino({ level: "silent" }));
     const wakes = new TurnPacer();
     const answers = new TurnPacer();

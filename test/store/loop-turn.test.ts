@@ -1,13 +1,10 @@
 import { readFile } from "node:fs/promises";
-import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
-import { EnvelopeCodec } from "../../src/codec/envelope-codec.ts";
-import { MemoryLog } from "../../src/log/memory-log.ts";
 import { LOOP_TURN_MS, LoopTurn, loopTurn } from "../../src/store/loop-turn.ts";
 import type { Projection } from "../../src/store/projection.ts";
-import { APPLY_SLICE_MS, Store } from "../../src/store/store.ts";
+import { APPLY_SLICE_MS } from "../../src/store/store.ts";
 import { TurnPacer } from "../../src/store/turn-pacer.ts";
-import { allSchemas } from "../../streams/index.ts";
+import { memoryStore } from "./helpers.ts";
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -158,13 +155,7 @@ async function allPacersBusy(applyFirst: boolean) {
       slices[slices.length - 1] = end - slice.begun;
     },
   };
-  const store = new Store({
-    log: new MemoryLog(),
-    codec: new EnvelopeCodec(allSchemas),
-    projections: [projection],
-    logger: pino({ level: "silent" }),
-  });
-  await store.start();
+  const store = await memoryStore([projection]);
   const wakes = new TurnPacer(32);
   const requests = new TurnPacer(32, undefined, { ms: 8, minPerTurn: 4, maxPerTurn: 1024 });
   let woken = 0;
@@ -260,14 +251,7 @@ describe("the paced steps of one loop iteration", () => {
         handles: new Set(["NamespaceUpserted"]),
         evolve: () => busy(0.5),
       };
-      const store = new Store({
-        log: new MemoryLog(),
-        codec: new EnvelopeCodec(allSchemas),
-        projections: [projection],
-        logger: pino({ level: "silent" }),
-        applySliceMs: 2,
-      });
-      await store.start();
+      const store = await memoryStore([projection], { applySliceMs: 2 });
       const by = { kind: "server", id: "test" } as const;
       const events = Array.from({ length: 20 }, (_, i) => ({
         type: "NamespaceUpserted" as const,
