@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { FastifyRequest } from "fastify";
 import type { AllocRow } from "../../../projections/allocs.ts";
 import { jobKey } from "../../../projections/evals.ts";
 import { goTime } from "../../../projections/go-time.ts";
@@ -17,6 +18,7 @@ import { type EvaluationSpec, newEvaluation, ZERO_TIME } from "../../../streams/
 import { isUnresponsive } from "../../../streams/nodes.ts";
 import { ApiError } from "../api-error.ts";
 import type { ApiContext } from "../context.ts";
+import type { AllocUpdateCall } from "./alloc-update-batcher.ts";
 import { authenticateNode, presentedNodeSecret } from "./node-auth.ts";
 import type { RpcHandler } from "./rpc-context.ts";
 import type { ClientAllocBody, UpdateAllocBody } from "./schemas.ts";
@@ -28,6 +30,15 @@ import type { ClientAllocBody, UpdateAllocBody } from "./schemas.ts";
  * joins the current 50 ms window and the caller gets the window's index.
  */
 export const updateAlloc: RpcHandler = async ({ api, batcher }, request) => {
+  const index = batcher.submit(reportedCall(api, request));
+  // Packed by submit: the parsed body is needed no more, and the call may
+  // wait a while for its window's apply (see the batcher's Waiting).
+  request.body = undefined;
+  return { Index: await index };
+};
+
+/** The call's updates, reconnects and evaluations, validated against the tables; throws ApiError if refused. */
+function reportedCall(api: ApiContext, request: FastifyRequest): AllocUpdateCall {
   const body = (request.body ?? {}) as UpdateAllocBody;
   const reported = body.Alloc ?? [];
   if (reported.length === 0) throw ApiError.badRequest("must update at least one allocation");
@@ -56,9 +67,8 @@ export const updateAlloc: RpcHandler = async ({ api, batcher }, request) => {
     if (evaluation) evals.push(evaluation);
   });
 
-  const index = await batcher.submit({ nodeID, updates, reconnected, evals });
-  return { Index: index };
-};
+  return { nodeID, updates, reconnected, evals };
+}
 
 function clientUpdate(r: ClientAllocBody, i: number, nodeID: string, nowMs: number): ClientAllocUpdate {
   if (!r.ID) throw ApiError.badRequest(`Alloc[${i}].ID is empty`);
