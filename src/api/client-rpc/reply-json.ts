@@ -51,9 +51,11 @@ export function clientReplyJson(body: Readonly<Record<string, unknown>>): string
  * outgrows the slab's rest moves, the part written, to a new slab.
  *
  * A reply starts a new slab when the rest is smaller than the last reply:
- * it would most likely move. A slab is kept by any one reply in it, so a
- * client that stops reading (its socket's queue full) holds up to a slab,
- * not its reply's size: slabs are small enough for that to stay small.
+ * it would most likely move. A slab lives as long as any reply in it: a
+ * client that stops reading, its replies queued on its socket, keeps a slab
+ * (128 KiB) alive per reply at most, where it kept the reply's own bytes;
+ * a reply written whole by its first write (most, to a reading client) is
+ * kept by nothing.
  */
 let scratch = Buffer.allocUnsafeSlow(0);
 /** Where the reply being written starts in the slab. */
@@ -131,8 +133,10 @@ const SHORT_TEXT = 64;
 function writeAscii(text: string): void {
   const length = text.length;
   ensure(length);
-  for (let i = 0; i < length; i++) scratch[pos + i] = text.charCodeAt(i);
-  pos += length;
+  const out = scratch;
+  const at = pos;
+  for (let i = 0; i < length; i++) out[at + i] = text.charCodeAt(i);
+  pos = at + length;
 }
 
 /**
@@ -144,14 +148,15 @@ function writeShortString(value: string): boolean {
   const length = value.length;
   if (length > SHORT_TEXT) return false;
   ensure(length + 2);
+  const out = scratch;
   const at = pos + 1;
   for (let i = 0; i < length; i++) {
     const unit = value.charCodeAt(i);
     if (unit < 0x20 || unit >= 0x80 || unit === QUOTE || unit === BACKSLASH) return false;
-    scratch[at + i] = unit;
+    out[at + i] = unit;
   }
-  scratch[pos] = QUOTE;
-  scratch[at + length] = QUOTE;
+  out[at - 1] = QUOTE;
+  out[at + length] = QUOTE;
   pos = at + length + 1;
   return true;
 }
@@ -161,9 +166,11 @@ const BACKSLASH = 0x5c;
 function writeBytes(bytes: Uint8Array): void {
   const length = bytes.length;
   ensure(length);
-  if (length <= SHORT_TEXT) for (let i = 0; i < length; i++) scratch[pos + i] = bytes[i]!;
-  else scratch.set(bytes, pos);
-  pos += length;
+  const out = scratch;
+  const at = pos;
+  if (length <= SHORT_TEXT) for (let i = 0; i < length; i++) out[at + i] = bytes[i]!;
+  else out.set(bytes, at);
+  pos = at + length;
 }
 
 /** The decimal digits of a non-negative safe integer, as JSON.stringify writes them (−0 as 0), without a string. */
@@ -233,18 +240,20 @@ function rowJson(alloc: object, identities: object | undefined): void {
     const value = row[field];
     // What JSON.stringify leaves out of an object.
     if (value === undefined || typeof value === "function" || typeof value === "symbol") continue;
-    if (any) byte(COMMA);
-    any = true;
     if (shapeFields[i] === field) {
-      writeBytes(shapeNames[i]!);
+      writeBytes(any ? shapeCommaNames[i]! : shapeNames[i]!);
+      any = true;
       valueJson(value, shapeShared[i]!);
       continue;
     }
+    if (any) byte(COMMA);
+    any = true;
     const name = fieldName(field);
     const shared = SHARED_FIELDS.has(field);
     if (i < FIELD_NAMES_KEPT) {
       shapeFields[i] = field;
       shapeNames[i] = name;
+      shapeCommaNames[i] = Buffer.concat([COMMA_BYTES, name]);
       shapeShared[i] = shared;
     }
     writeBytes(name);
@@ -266,12 +275,15 @@ function rowJson(alloc: object, identities: object | undefined): void {
 
 /**
  * The fields of the rows last written, by position, with their `"Field":`
- * bytes and whether their objects are shared: rows have one shape, so a
+ * bytes (and `,"Field":`) and whether their objects are shared: rows have one shape, so a
  * field is known by comparing its name with the one kept at its position
  * (names are interned: most often the same string), not by two lookups.
  */
 const shapeFields: string[] = [];
 const shapeNames: Buffer[] = [];
+/** The same, after a comma. */
+const shapeCommaNames: Buffer[] = [];
+const COMMA_BYTES = Buffer.from(",");
 const shapeShared: boolean[] = [];
 
 /**
