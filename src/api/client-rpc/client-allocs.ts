@@ -30,29 +30,37 @@ export const getClientAllocs: RpcHandler = async ({ api }, request) => {
   // Woken by changes to this node's allocations only, as Nomad's watch set on
   // AllocsByNode, and only by those that change the map.
   const watch = [{ table: "allocs", index: "node", value: body.NodeID, changes: changesMap }];
+  // A run reads the rows and their index only: the map is built from the
+  // answering run's rows, not for each run that finds nothing new (a poll's
+  // first run after its answer, most often).
   const result = await runBlocking(api, request, blockingParams(body, MAX_WAIT_MS), watch, () => {
     const rows = allocs.by("node", body.NodeID!);
     firstCount ??= rows.length;
-    // No prototype: a `{}` literal given UUID keys makes a hidden class per
-    // key (a transition, a map allocated, each a V8 internal lookup), about
-    // four times the cost of a dictionary object, and it is never looked up,
-    // only encoded (JSON.stringify, msgpackr and go-msgpack write it alike).
-    const out: Record<string, number> = Object.create(null);
     let max = 0;
-    for (const a of rows) {
-      out[a.ID] = a.AllocModifyIndex;
-      if (a.ModifyIndex > max) max = a.ModifyIndex;
-    }
+    for (const a of rows) if (a.ModifyIndex > max) max = a.ModifyIndex;
     // No allocations, or fewer than before (garbage collected): the table's
     // index is the one that moved.
     const index = rows.length === 0 || rows.length < firstCount ? allocs.index : max;
     // Never 0, as Nomad's "must provide non-zero index to prevent blocking":
     // a client asking with MinQueryIndex 0 is answered at once, and would ask
     // again at once, for as long as no allocation was ever written.
-    return { index: Math.max(index, 1), body: out };
+    return { index: Math.max(index, 1), body: rows };
   });
-  return { Allocs: result.body, MigrateTokens: {}, ...queryMeta(api, result.index) };
+  return { Allocs: allocModifyIndexes(result.body), MigrateTokens: {}, ...queryMeta(api, result.index) };
 };
+
+/**
+ * Allocation ID → AllocModifyIndex. No prototype: a `{}` literal given UUID
+ * keys makes a hidden class per key (a transition, a map allocated, each a
+ * V8 internal lookup), about four times the cost of a dictionary object,
+ * and it is never looked up, only encoded (JSON.stringify, msgpackr and
+ * go-msgpack write it alike).
+ */
+function allocModifyIndexes(rows: readonly AllocRow[]): Record<string, number> {
+  const out: Record<string, number> = Object.create(null);
+  for (const a of rows) out[a.ID] = a.AllocModifyIndex;
+  return out;
+}
 
 /** Whether a change of one of a node's allocations changes what GetClientAllocs answers: added, removed, moved or changed by the server. */
 function changesMap(before: unknown, after: unknown): boolean {

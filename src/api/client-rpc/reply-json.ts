@@ -9,7 +9,9 @@ import { SignedAlloc } from "../../identity/alloc-identities.ts";
  * (projections/resources.ts groupAllocation): at 5,000 nodes a placement
  * burst serialized the same few jobs fifty thousand times, half of every
  * reply's bytes. Rows are never changed once stored, so the text of a shared
- * object stays right for as long as the object lives.
+ * object stays right for as long as the object lives. An allocation's own
+ * objects (its Metrics, its TaskStates) are written as they are walked, not
+ * made a string first: a reply allocates next to nothing on the V8 heap.
  *
  * The text is byte for byte what JSON.stringify gives for the same
  * allocation with its job moved last (and SignedIdentities, when it has
@@ -18,7 +20,7 @@ import { SignedAlloc } from "../../identity/alloc-identities.ts";
 export function clientReplyJson(body: Readonly<Record<string, unknown>>): string | Buffer {
   const allocs = body.Allocs;
   if (!Array.isArray(allocs)) return JSON.stringify(body);
-  pos = 0;
+  begin();
   writeAscii('{"Allocs":[');
   for (let i = 0; i < allocs.length; i++) {
     if (i > 0) byte(COMMA);
@@ -33,36 +35,66 @@ export function clientReplyJson(body: Readonly<Record<string, unknown>>): string
     writeText(JSON.stringify(value));
   }
   byte(CLOSE_BRACE);
-  // Outside the V8 heap (past the 4 KiB that Node's buffer pool serves),
-  // and sent as it is: a string would be flattened to count its bytes, then
-  // again joined with the response head.
-  const out = Buffer.allocUnsafe(pos);
-  scratch.copy(out, 0, 0, pos);
-  return out;
+  // Outside the V8 heap, and sent as it is: a string would be flattened to
+  // count its bytes, then again joined with the response head.
+  lastReplySize = pos - start;
+  return scratch.subarray(start, pos);
 }
 
 /**
- * The reply is written here, then copied out at its size: a reply built of
- * strings was a rope of a few hundred pieces per allocation (a cons string
- * of 32 bytes for every `+`, the quoted copy of every string value), made
- * flat again to be counted and sent, about 13 KB of young-generation heap
- * for every allocation served. Grown to the largest reply, kept between replies.
+ * Replies are written one after the other into a slab, each answered as a
+ * view of its own bytes in it: no copy of the reply and no memory allocated
+ * per reply (copying it out of a reused buffer, into memory allocated at its
+ * size, was a tenth of the time a reply took). A slab is never written
+ * again where a reply was, so a reply still queued on its socket stays as
+ * it was; the slab is freed once the last of its replies is. A reply that
+ * outgrows the slab's rest moves, the part written, to a new slab.
+ *
+ * A reply starts a new slab when the rest is smaller than the last reply:
+ * it would most likely move. A slab lives as long as any reply in it: a
+ * client that stops reading, its replies queued on its socket, keeps a slab
+ * (128 KiB) alive per reply at most, where it kept the reply's own bytes;
+ * a reply written whole by its first write (most, to a reading client) is
+ * kept by nothing.
  */
-let scratch = Buffer.allocUnsafeSlow(64 * 1024);
+let scratch = Buffer.allocUnsafeSlow(0);
+/** Where the reply being written starts in the slab. */
+let start = 0;
 let pos = 0;
+let lastReplySize = 0;
+const SLAB_SIZE = 128 * 1024;
+
+/** Where the next reply starts (past what a reply that threw left, too). */
+function begin(): void {
+  start = pos;
+  if (scratch.length - pos >= Math.min(Math.max(lastReplySize, MIN_REST), SLAB_SIZE)) return;
+  scratch = Buffer.allocUnsafeSlow(SLAB_SIZE);
+  start = pos = 0;
+}
+
+const MIN_REST = 4096;
+
+/** A new slab, with the part of the reply written so far and room for `more`. */
+function newSlab(more: number): void {
+  const kept = pos - start;
+  const slab = Buffer.allocUnsafeSlow(Math.max(SLAB_SIZE, (kept + more) * 2));
+  scratch.copy(slab, 0, start, pos);
+  scratch = slab;
+  start = 0;
+  pos = kept;
+}
 
 const QUOTE = 0x22;
 const COMMA = 0x2c;
 const COLON = 0x3a;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 
 function ensure(more: number): void {
   if (pos + more <= scratch.length) return;
-  const grown = Buffer.allocUnsafeSlow(Math.max(scratch.length * 2, pos + more));
-  scratch.copy(grown, 0, 0, pos);
-  scratch = grown;
+  newSlab(more);
 }
 
 function byte(b: number): void {
@@ -93,18 +125,52 @@ function writeText(text: string): void {
 
 const SHORT_TEXT = 64;
 
-/** A text known to be ASCII. */
+/**
+ * A text known to be ASCII: numbers' texts and the few literals, copied
+ * here (Buffer's native latin1 write and its checks cost more, for a few
+ * bytes, than the copy).
+ */
 function writeAscii(text: string): void {
-  ensure(text.length);
-  pos += scratch.write(text, pos, "latin1");
+  const length = text.length;
+  ensure(length);
+  const out = scratch;
+  const at = pos;
+  for (let i = 0; i < length; i++) out[at + i] = text.charCodeAt(i);
+  pos = at + length;
 }
+
+/**
+ * A string value, quoted, when it is short ASCII that JSON writes as it is
+ * (no quote, backslash or control character): checked while it is copied.
+ * Returns false, having written nothing, for any other.
+ */
+function writeShortString(value: string): boolean {
+  const length = value.length;
+  if (length > SHORT_TEXT) return false;
+  ensure(length + 2);
+  const out = scratch;
+  const at = pos + 1;
+  for (let i = 0; i < length; i++) {
+    const unit = value.charCodeAt(i);
+    if (unit < 0x20 || unit >= 0x80 || unit === QUOTE || unit === BACKSLASH) return false;
+    out[at + i] = unit;
+  }
+  out[at - 1] = QUOTE;
+  out[at + length] = QUOTE;
+  pos = at + length + 1;
+  return true;
+}
+
+const BACKSLASH = 0x5c;
 
 function writeBytes(bytes: Uint8Array): void {
   const length = bytes.length;
   ensure(length);
-  if (length <= SHORT_TEXT) for (let i = 0; i < length; i++) scratch[pos + i] = bytes[i]!;
-  else scratch.set(bytes, pos);
-  pos += length;
+  const out = scratch;
+  const at = pos;
+  if (length <= SHORT_TEXT) for (let i = 0; i < length; i++) out[at + i] = bytes[i]!;
+  else out.set(bytes, at);
+  pos = at + length;
 }
 
 /** The decimal digits of a non-negative safe integer, as JSON.stringify writes them (−0 as 0), without a string. */
@@ -155,38 +221,70 @@ function rowJson(alloc: object, identities: object | undefined): void {
   const job = row.Job;
   const jobLast = job !== null && typeof job === "object";
   byte(OPEN_BRACE);
-  const start = pos;
+  // Whether a field was written (a comma goes before the next).
+  let any = false;
   let identitiesOut = identities === undefined;
+  let at = 0;
   // for…in walks the row's own fields in Object.keys order (a row inherits
   // none) from its hidden class's cached keys, without an array per row.
   for (const field in row) {
+    const i = at++;
     if (field === "Job" && jobLast) continue;
     if (field === "SignedIdentities" && identities !== undefined) {
-      if (pos > start) byte(COMMA);
+      if (any) byte(COMMA);
       writeBytes(fieldName(field));
       writeText(JSON.stringify(identities));
-      identitiesOut = true;
+      identitiesOut = any = true;
       continue;
     }
     const value = row[field];
     // What JSON.stringify leaves out of an object.
     if (value === undefined || typeof value === "function" || typeof value === "symbol") continue;
-    if (pos > start) byte(COMMA);
-    writeBytes(fieldName(field));
-    valueJson(value, SHARED_FIELDS.has(field));
+    if (shapeFields[i] === field) {
+      writeBytes(any ? shapeCommaNames[i]! : shapeNames[i]!);
+      any = true;
+      valueJson(value, shapeShared[i]!);
+      continue;
+    }
+    if (any) byte(COMMA);
+    any = true;
+    const name = fieldName(field);
+    const shared = SHARED_FIELDS.has(field);
+    if (i < FIELD_NAMES_KEPT) {
+      shapeFields[i] = field;
+      shapeNames[i] = name;
+      shapeCommaNames[i] = Buffer.concat([COMMA_BYTES, name]);
+      shapeShared[i] = shared;
+    }
+    writeBytes(name);
+    valueJson(value, shared);
   }
   if (!identitiesOut) {
-    if (pos > start) byte(COMMA);
+    if (any) byte(COMMA);
     writeAscii('"SignedIdentities":');
     writeText(JSON.stringify(identities));
+    any = true;
   }
   if (jobLast) {
-    if (pos > start) byte(COMMA);
+    if (any) byte(COMMA);
     writeAscii('"Job":');
     writeBytes(sharedText(job, true));
   }
   byte(CLOSE_BRACE);
 }
+
+/**
+ * The fields of the rows last written, by position, with their `"Field":`
+ * bytes (and `,"Field":`) and whether their objects are shared: rows have one shape, so a
+ * field is known by comparing its name with the one kept at its position
+ * (names are interned: most often the same string), not by two lookups.
+ */
+const shapeFields: string[] = [];
+const shapeNames: Buffer[] = [];
+/** The same, after a comma. */
+const shapeCommaNames: Buffer[] = [];
+const COMMA_BYTES = Buffer.from(",");
+const shapeShared: boolean[] = [];
 
 /**
  * A string that JSON.stringify writes as it is between quotes: nothing to
@@ -200,6 +298,7 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 function valueJson(value: unknown, shared: boolean): void {
   switch (typeof value) {
     case "string":
+      if (writeShortString(value)) break;
       if (NEEDS_ESCAPE.test(value)) writeText(JSON.stringify(value));
       else {
         byte(QUOTE);
@@ -209,8 +308,7 @@ function valueJson(value: unknown, shared: boolean): void {
       break;
     case "number":
       if (Number.isSafeInteger(value) && value >= 0) writeUint(value);
-      // What JSON.stringify writes: the number's own text, null if not finite.
-      else writeAscii(Number.isFinite(value) ? String(value) : "null");
+      else writeAscii(numberText(value));
       break;
     case "boolean":
       writeAscii(value ? "true" : "false");
@@ -218,13 +316,91 @@ function valueJson(value: unknown, shared: boolean): void {
     case "object":
       if (value === null) writeAscii("null");
       else if (shared) writeBytes(sharedText(value, false));
-      else writeText(JSON.stringify(value));
+      else ownObjectJson(value);
       break;
     default:
       // A bigint: JSON.stringify throws, as it did.
       writeText(JSON.stringify(value));
   }
 }
+
+/**
+ * JSON.stringify(value) for an object of one allocation's own (a
+ * placement's Metrics, a running one's TaskStates), written here as it is
+ * walked: JSON.stringify made a string of it (a placement's Metrics, 400
+ * bytes, was a third of its row's time), copied into the reply by a native
+ * call. Anything but plain data (a prototype of its own, toJSON, a bigint,
+ * nesting past MAX_DEPTH) is left to JSON.stringify, from where it began.
+ */
+function ownObjectJson(value: object): void {
+  // Relative to the reply's start: a reply that outgrows its slab moves.
+  const from = pos - start;
+  if (plainJson(value, 0)) return;
+  pos = start + from;
+  writeText(JSON.stringify(value));
+}
+
+const MAX_DEPTH = 32;
+
+/** Writes a plain object or array as JSON.stringify does; false, part of it written, for anything else. */
+function plainJson(value: object, depth: number): boolean {
+  if (depth > MAX_DEPTH || typeof (value as { toJSON?: unknown }).toJSON === "function") return false;
+  if (Array.isArray(value)) {
+    byte(OPEN_BRACKET);
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) byte(COMMA);
+      const item: unknown = value[i];
+      // What JSON.stringify writes as null in an array.
+      if (item === undefined || typeof item === "function" || typeof item === "symbol") writeAscii("null");
+      else if (!plainItemJson(item, depth)) return false;
+    }
+    byte(CLOSE_BRACKET);
+    return true;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false;
+  const fields = value as Readonly<Record<string, unknown>>;
+  byte(OPEN_BRACE);
+  let any = false;
+  // Own keys in Object.keys order, as JSON.stringify's (nothing inherited: the prototype is Object's or none).
+  for (const key in fields) {
+    const item = fields[key];
+    if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
+    if (any) byte(COMMA);
+    any = true;
+    if (!writeShortString(key)) writeText(JSON.stringify(key));
+    byte(COLON);
+    if (!plainItemJson(item, depth)) return false;
+  }
+  byte(CLOSE_BRACE);
+  return true;
+}
+
+function plainItemJson(item: unknown, depth: number): boolean {
+  if (typeof item === "object") {
+    if (item === null) writeAscii("null");
+    else return plainJson(item, depth + 1);
+  } else if (typeof item === "bigint") return false;
+  else valueJson(item, false);
+  return true;
+}
+
+/**
+ * What JSON.stringify writes for a number that is not a safe non-negative
+ * integer: its own text, null if not finite. The last one's text is kept:
+ * a placement's CreateTime and ModifyTime (nanoseconds, past 2^53) are one
+ * number, the same for every placement of its plan.
+ */
+function numberText(value: number): string {
+  if (value === lastNumber) return lastNumberText;
+  const text = Number.isFinite(value) ? String(value) : "null";
+  lastNumber = value;
+  lastNumberText = text;
+  return text;
+}
+
+let lastNumber = Number.NaN;
+let lastNumberText = "null";
 
 /**
  * The bytes of an object other allocations share, kept from the first time

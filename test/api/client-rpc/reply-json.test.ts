@@ -170,6 +170,67 @@ describe("a client RPC reply as JSON", () => {
     expect(String(clientReplyJson(next))).toBe(asBefore(next));
   });
 
+  it("keeps each reply's bytes as they were while later replies are written", () => {
+    const shared = { job: { ID: "web" }, resources: { CPU: 1 } };
+    const sent: [Buffer, string][] = [];
+    // Replies of many sizes, some past a slab, all kept (as a socket's queue keeps them) while the next are written.
+    for (let i = 0; i < 300; i++) {
+      const allocs = Array.from({ length: 1 + (i % 7) }, (_, j) =>
+        row(`a${i}-${j}`, shared, {
+          ClientDescription: "d".repeat((i * 997 + j * 31) % (i % 50 === 49 ? 200_000 : 3_000)),
+        }),
+      );
+      const body = { Allocs: allocs, ...meta };
+      sent.push([clientReplyJson(body) as Buffer, asBefore(body)]);
+    }
+    for (const [reply, expected] of sent) expect(reply.toString("utf8")).toBe(expected);
+  });
+
+  it("writes an allocation's own nested objects as JSON.stringify does, whatever they hold", () => {
+    const shared = { job: { ID: "web" }, resources: { CPU: 1 } };
+    class Point {
+      constructor(readonly x = 1) {}
+    }
+    let deep: unknown = { leaf: [1, "two", null] };
+    for (let i = 0; i < 40; i++) deep = i % 2 ? { [`level${i}`]: deep } : [deep, i];
+    const odd = [
+      {
+        a: undefined,
+        b: () => 1,
+        c: Symbol("s"),
+        d: [undefined, () => 1, Symbol("t")],
+        e: -0,
+        f: Number.NaN,
+      },
+      { 10: "ten", 2: "two", b: 1, a: 2, 'quote"d': 'v"al', ké: "vé", "\u0001": "\n", [Symbol("k")]: 1 },
+      { when: new Date(1_795_944_118_979), at: { toJSON: (key: string) => `at ${key}` } },
+      { point: new Point(), map: new Map([["k", 1]]), boxed: new String("b"), n: new Number(4) },
+      Object.assign(Object.create(null), { x: 1, y: [2, [3, { z: 1e21 }]] }),
+      // biome-ignore lint/suspicious/noSparseArray: a hole, which JSON.stringify writes as null.
+      [1, , 3],
+      deep,
+      { lone: "\ud800", pair: "\ud83d\ude00", long: "x".repeat(100), longEscaped: `${"y".repeat(100)}"` },
+    ];
+    const body = {
+      Allocs: odd.map((value, i) =>
+        row(`a${i}`, shared, {
+          Metrics: value,
+          TaskStates: { app: { Events: [value, { Time: 2 ** 63 + i }] } },
+        } as Partial<AllocRow>),
+      ),
+      ...meta,
+    };
+    expect(String(clientReplyJson(body))).toBe(asBefore(body));
+    // A bigint nested anywhere throws, as JSON.stringify does; the next reply is whole.
+    const bad = {
+      Allocs: [row("b1", shared, { Metrics: { n: [1n] } } as unknown as Partial<AllocRow>)],
+      ...meta,
+    };
+    expect(() => clientReplyJson(bad)).toThrow(TypeError);
+    const next = { Allocs: [row("a1", shared)], ...meta };
+    expect(String(clientReplyJson(next))).toBe(asBefore(next));
+  });
+
   it("leaves replies without an allocation list to JSON.stringify", () => {
     const body = { Allocs: { a1: 3 }, MigrateTokens: {}, Index: 4 };
     expect(String(clientReplyJson(body))).toBe(JSON.stringify(body));
