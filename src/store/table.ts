@@ -63,6 +63,9 @@ const MAX_EXACT_AMOUNT = 2 ** 31;
 /** More rows than this in one group and the total is not promised exact. */
 const MAX_EXACT_ROWS = 2 ** 22;
 
+/** New keys kept out of a table's key order at most (see Table.pendingKeys). */
+const PENDING_KEYS = 1024;
+
 interface GroupTotal {
   /** Rows counted toward the group, exact or not: the group is dropped at zero. */
   rows: number;
@@ -142,6 +145,15 @@ export class Table<R extends IndexedRow> implements AnyTable {
   readonly name: string;
   private readonly rows = new ShardedMap<R>();
   private readonly keys: SortedList<string> | undefined;
+  /**
+   * Keys of new rows not in `keys` yet, in the order they came: filed
+   * PENDING_KEYS at a time, or before anything reads or removes from the
+   * key order. A new random ID's binary search of a large key list misses
+   * the processor's cache at nearly every comparison (about 3 µs a key at
+   * 50,000 UUIDs); a batch sorted first is filed walking forward through
+   * chunks that stay cached (see SortedList.upsertSorted).
+   */
+  private pendingKeys: string[] = [];
   private readonly secondary = new Map<string, ShardedMap<KeySet>>();
   private readonly ordered: SortedList<R> | undefined;
   private readonly indexers: readonly (readonly [
@@ -225,6 +237,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
   /** Rows whose primary key starts with `prefix`, in key order, from the first key >= `from` if given. */
   *withPrefix(prefix: string, from?: string): Generator<R> {
     if (!this.keys) throw new Error(`table ${this.name} keeps no key order for prefix lookups`);
+    this.fileKeys();
     for (const k of this.keys.iterate(from?.startsWith(prefix) ? from : prefix)) {
       if (!k.startsWith(prefix)) return;
       yield this.rows.get(k)!;
@@ -237,6 +250,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
       yield* this.rows.values();
       return;
     }
+    this.fileKeys();
     for (const k of this.keys.iterate()) yield this.rows.get(k)!;
   }
 
@@ -257,7 +271,10 @@ export class Table<R extends IndexedRow> implements AnyTable {
     const before = this.rows.get(key);
     if (before) this.refile(key, before, row);
     else {
-      this.keys?.upsert(key);
+      if (this.keys) {
+        this.pendingKeys.push(key);
+        if (this.pendingKeys.length >= PENDING_KEYS) this.fileKeys();
+      }
       this.file(key, row);
     }
     this.rows.set(key, row);
@@ -275,7 +292,10 @@ export class Table<R extends IndexedRow> implements AnyTable {
     const before = this.rows.get(key);
     if (!before) return undefined;
     this.rows.delete(key);
-    this.keys?.remove(key);
+    if (this.keys) {
+      this.fileKeys();
+      this.keys.remove(key);
+    }
     this.unfile(key, before);
     for (const sum of this.summers) sum.change(before, undefined);
     this.ordered?.remove(before);
@@ -299,10 +319,21 @@ export class Table<R extends IndexedRow> implements AnyTable {
   clear(): void {
     this.rows.clear();
     this.keys?.clear();
+    this.pendingKeys = [];
     for (const idx of this.secondary.values()) idx.clear();
     for (const sum of this.summers) sum.groups.clear();
     this.ordered?.clear();
     this.modifyIndex = 0;
+  }
+
+  /** Files the pending keys into the key order (see pendingKeys). */
+  private fileKeys(): void {
+    const pending = this.pendingKeys;
+    if (pending.length === 0) return;
+    this.pendingKeys = [];
+    // The default sort orders strings by UTF-16 code units, as compareStrings does.
+    pending.sort();
+    this.keys!.upsertSorted(pending);
   }
 
   private file(key: string, row: R): void {
