@@ -1,4 +1,5 @@
-import { KeySet, ShardedMap } from "./sharded.ts";
+import { SecondaryIndex } from "./secondary-index.ts";
+import { ShardedMap } from "./sharded.ts";
 import { type Compare, compareStrings, SortedList } from "./sorted-list.ts";
 
 /** Every stored row carries the log indexes that created and last changed it. */
@@ -154,10 +155,10 @@ export class Table<R extends IndexedRow> implements AnyTable {
    * chunks that stay cached (see SortedList.upsertSorted).
    */
   private pendingKeys: string[] = [];
-  private readonly secondary = new Map<string, ShardedMap<KeySet>>();
+  private readonly secondary = new Map<string, SecondaryIndex>();
   private readonly ordered: SortedList<R> | undefined;
   private readonly indexers: readonly (readonly [
-    ShardedMap<KeySet>,
+    SecondaryIndex,
     (row: R) => string | readonly string[] | undefined,
     readonly (keyof R & string)[] | undefined,
   ])[];
@@ -169,7 +170,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
   constructor(readonly spec: TableSpec<R>) {
     this.name = spec.name;
     this.indexers = Object.entries(spec.indexes ?? {}).map(([name, fn]) => {
-      const idx = new ShardedMap<KeySet>();
+      const idx = new SecondaryIndex();
       this.secondary.set(name, idx);
       return [idx, fn, spec.indexedFields?.[name]] as const;
     });
@@ -339,8 +340,8 @@ export class Table<R extends IndexedRow> implements AnyTable {
   private file(key: string, row: R): void {
     for (const [idx, fn] of this.indexers) {
       const values = fn(row);
-      if (typeof values === "string") fileUnder(idx, values, key);
-      else if (values) for (const value of values) fileUnder(idx, value, key);
+      if (typeof values === "string") idx.file(values, key);
+      else if (values) for (const value of values) idx.file(value, key);
     }
   }
 
@@ -356,18 +357,18 @@ export class Table<R extends IndexedRow> implements AnyTable {
       const now = fn(after);
       if (was === now || (typeof was !== "string" && typeof now !== "string" && sameValues(was, now)))
         continue;
-      if (typeof was === "string") unfileFrom(idx, was, key);
-      else if (was) for (const value of was) unfileFrom(idx, value, key);
-      if (typeof now === "string") fileUnder(idx, now, key);
-      else if (now) for (const value of now) fileUnder(idx, value, key);
+      if (typeof was === "string") idx.unfile(was, key);
+      else if (was) for (const value of was) idx.unfile(value, key);
+      if (typeof now === "string") idx.file(now, key);
+      else if (now) for (const value of now) idx.file(value, key);
     }
   }
 
   private unfile(key: string, row: R): void {
     for (const [idx, fn] of this.indexers) {
       const values = fn(row);
-      if (typeof values === "string") unfileFrom(idx, values, key);
-      else if (values) for (const value of values) unfileFrom(idx, value, key);
+      if (typeof values === "string") idx.unfile(values, key);
+      else if (values) for (const value of values) idx.unfile(value, key);
     }
   }
 }
@@ -381,23 +382,6 @@ function sameValues(a: readonly string[] | undefined, b: readonly string[] | und
   if (!a || !b || a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
-}
-
-// Most indexes file a row under one string: handled without wrapping it in an array.
-function fileUnder(idx: ShardedMap<KeySet>, value: string, key: string): void {
-  let set = idx.get(value);
-  if (!set) {
-    set = new KeySet();
-    idx.set(value, set);
-  }
-  set.add(key);
-}
-
-function unfileFrom(idx: ShardedMap<KeySet>, value: string, key: string): void {
-  const set = idx.get(value);
-  if (!set) return;
-  set.delete(key);
-  if (set.size === 0) idx.delete(value);
 }
 
 /**
