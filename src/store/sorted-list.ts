@@ -56,7 +56,9 @@ export class SortedList<T> {
    * of strings costs a cache miss for nearly every key it compares.
    */
   upsertSorted(values: readonly T[]): void {
-    let c = 0;
+    // The first value's chunk by a binary search (a restore files keys in
+    // order, all past the end), the rest by the walk.
+    let c = values.length > 0 && this.chunks.length > 0 ? this.chunkFor(values[0]!) : 0;
     for (const value of values) {
       if (this.chunks.length === 0) {
         this.chunks.push([value]);
