@@ -8,6 +8,7 @@ import { EnvelopeCodec } from "../../src/codec/envelope-codec.ts";
 import { openFileLogReadOnly } from "../../src/log/file/index.ts";
 import { MemoryLog } from "../../src/log/memory-log.ts";
 import { Store } from "../../src/store/store.ts";
+import { type IndexedRow, Table } from "../../src/store/table.ts";
 import type { Envelope } from "../../streams/event-schema.ts";
 import { allSchemas } from "../../streams/index.ts";
 
@@ -46,8 +47,30 @@ function entriesOf(e: Envelope): number {
   return 0;
 }
 
+/**
+ * The table alone: a replay's final rows of `name`, in creation order, put
+ * into a fresh table of the same spec, three times; process CPU a put.
+ * Steadier than the replay's figures on a loaded machine (no decoding, no
+ * projections), for changes to Table and its structures.
+ */
+function tablePuts(store: Store, name: string): string {
+  const source = store.table<IndexedRow>(name);
+  const rows = [...source.list()];
+  const cpu: string[] = [];
+  for (let round = 0; round < 3; round++) {
+    const fresh = new Table<IndexedRow>(source.spec);
+    const start = process.cpuUsage();
+    for (const row of rows) fresh.put(row, row.CreateIndex);
+    const used = process.cpuUsage(start);
+    cpu.push((((used.user + used.system) / rows.length) as number).toFixed(2));
+  }
+  return `${name} ${rows.length} puts, CPU ${cpu.join(" / ")} µs a put`;
+}
+
 /** One replay of `log` into fresh projections; per record type, from one decode to the next. */
-async function replay(log: MemoryLog): Promise<{ byType: Map<string, TypeCost>; hash: string }> {
+async function replay(
+  log: MemoryLog,
+): Promise<{ byType: Map<string, TypeCost>; hash: string; puts: string }> {
   const codec = new EnvelopeCodec(allSchemas);
   const decode = codec.decode.bind(codec);
   const byType = new Map<string, TypeCost>();
@@ -99,8 +122,9 @@ async function replay(log: MemoryLog): Promise<{ byType: Map<string, TypeCost>; 
   close();
   for (const sub of subs) sub.unsubscribe();
   const hash = store.hash();
+  const puts = `${tablePuts(store, "allocs")}; ${tablePuts(store, "evals")}`;
   await store.stop();
-  return { byType, hash };
+  return { byType, hash, puts };
 }
 
 describe.skipIf(!dir)("applying a burst's records (figures)", () => {
@@ -115,7 +139,7 @@ describe.skipIf(!dir)("applying a burst's records (figures)", () => {
     const lines: string[] = [];
     for (let run = 0; run < RUNS; run++) {
       gc();
-      const { byType, hash } = await replay(log);
+      const { byType, hash, puts } = await replay(log);
       hashes.add(hash);
       const plan = byType.get("AllocsPlanApplied");
       const client = byType.get("AllocClientUpdated");
@@ -126,7 +150,7 @@ describe.skipIf(!dir)("applying a burst's records (figures)", () => {
       let total = 0;
       for (const c of byType.values()) total += c.ms;
       lines.push(
-        `run ${run + 1}: plan ${per(plan)}; client ${per(client)}; all records ${total.toFixed(0)} ms; hash ${hash.slice(0, 12)}`,
+        `run ${run + 1}: plan ${per(plan)}; client ${per(client)}; all records ${total.toFixed(0)} ms; hash ${hash.slice(0, 12)}; ${puts}`,
       );
     }
     console.log(lines.join("\n"));

@@ -28,4 +28,39 @@ describe("SortedList", () => {
     expect(list.first()).toBe(sorted[0]);
     expect(list.last()).toBe(sorted[sorted.length - 1]);
   });
+
+  it("upserts a sorted batch as it upserts its values one by one, replacing equal ones", () => {
+    const random = seededRandom(5);
+    // Compared by `k` only: which of two equal values the list keeps shows.
+    const byK = (a: { k: number }, b: { k: number }) => a.k - b.k;
+    const one = new SortedList(byK);
+    const batched = new SortedList(byK);
+    for (let round = 0; round < 60; round++) {
+      const n = Math.floor(random() * 1500);
+      const batch = Array.from({ length: n }, () => ({ k: Math.floor(random() * 20_000), round }));
+      batch.sort(byK);
+      for (const v of batch) one.upsert(v);
+      batched.upsertSorted(batch);
+      expect(batched.size).toBe(one.size);
+      for (let r = 0; r < 200; r++) {
+        const v = { k: Math.floor(random() * 20_000), round: -1 };
+        expect(batched.remove(v)).toBe(one.remove(v));
+      }
+    }
+    expect([...batched.iterate()]).toEqual([...one.iterate()]);
+    expect([...batched.iterate(undefined, true)]).toEqual([...one.iterate(undefined, true)]);
+  });
+
+  it("appends past its last value, across chunk splits, and still replaces an equal last value", () => {
+    const byK = (a: { k: number; v: string }, b: { k: number; v: string }) => a.k - b.k;
+    const list = new SortedList(byK);
+    for (let k = 0; k < 3000; k++) expect(list.upsert({ k, v: "a" })).toBe(true);
+    expect(list.upsert({ k: 2999, v: "b" })).toBe(false);
+    expect(list.upsert({ k: -1, v: "a" })).toBe(true);
+    expect(list.size).toBe(3001);
+    const all = [...list.iterate()];
+    expect(all.map((x) => x.k)).toEqual(Array.from({ length: 3001 }, (_, i) => i - 1));
+    expect(list.last()).toEqual({ k: 2999, v: "b" });
+    expect([...list.iterate({ k: 1500, v: "" })].length).toBe(1500);
+  });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { seededRandom } from "../../src/bench/mixed-history.ts";
 import { byCreateIndexThenId, Table } from "../../src/store/table.ts";
 
 interface Row {
@@ -126,5 +127,39 @@ describe("Table", () => {
     expect(t.by("node", "n2").map((r) => r.ID)).toEqual(["a"]);
     expect(t.by("tag", "x")).toEqual([]);
     expect(t.by("tag", "y").map((r) => r.ID)).toEqual(["a"]);
+  });
+
+  it("keeps key order through new rows filed in batches, reads and deletes between them", () => {
+    const random = seededRandom(11);
+    const t = table();
+    const reference = new Set<string>();
+    const id = () => Math.floor(random() * 1e9).toString(36);
+    for (let step = 0; step < 6000; step++) {
+      const r = random();
+      if (r < 0.7) {
+        const key = id();
+        t.put(row(key, "n", step), step);
+        reference.add(key);
+      } else if (r < 0.9) {
+        // A delete of a row whose key may not be filed in the key order yet.
+        const keys = [...reference];
+        const key = keys[Math.floor(random() * keys.length)];
+        if (key === undefined) continue;
+        t.delete(key, step);
+        reference.delete(key);
+      } else if (r < 0.95) {
+        const prefix = id().slice(0, 1);
+        expect([...t.withPrefix(prefix)].map((x) => x.ID)).toEqual(
+          [...reference].filter((k) => k.startsWith(prefix)).sort(),
+        );
+      }
+    }
+    expect([...t.all()].map((x) => x.ID)).toEqual([...reference].sort());
+    // Deleted after its put, before any read: gone from the key order too.
+    t.put(row("zz-new", "n", 1), 1);
+    t.delete("zz-new", 2);
+    expect([...t.withPrefix("zz-")]).toEqual([]);
+    t.put(row("zz-new", "n", 3), 3);
+    expect([...t.withPrefix("zz-")].map((x) => x.ID)).toEqual(["zz-new"]);
   });
 });
