@@ -100,24 +100,10 @@ class SignedIdentityCache {
 
   /** The identities of `alloc`'s tasks, signing those not kept. */
   identities(keyring: Keyring, alloc: IdentityAlloc, keyId: string, iat: number): IdentitiesNowOrLater {
-    let entry = this.allocs.get(alloc.ID);
-    if (entry !== undefined) {
-      if (entry.stamp.keyId !== keyId || entry.stamp.iat !== iat) {
-        this.drop(alloc.ID, entry);
-        entry = undefined;
-      } else if (entry.job === alloc.Job && entry.group === alloc.TaskGroup) {
-        return entry.jwts as SignedIdentities;
-      }
-    }
-    const tasks = taskNames(alloc);
-    // A plain object cannot hold it as its own property (it sets the prototype): no answer ever had it.
-    if (tasks.includes("__proto__")) tasks.splice(tasks.indexOf("__proto__"), 1);
-    for (const task of tasks) {
-      if (entry !== undefined && Object.hasOwn(entry.jwts, task)) continue;
-      const made = signTask(this.signer, keyring, alloc, keyId, iat, task);
-      entry ??= this.enter(alloc.ID, keyId, iat);
-      this.keep(alloc.ID, entry, task, made);
-    }
+    const whole = this.whole(alloc, keyId, iat);
+    if (whole !== undefined) return whole;
+    const tasks = answeredTasks(alloc);
+    const entry = this.signMissing(keyring, alloc, keyId, iat, tasks);
     if (entry === undefined) return {};
     if (entry.pending === 0) return this.answer(entry, alloc, tasks);
     const kept = entry.jwts;
@@ -126,6 +112,63 @@ class SignedIdentityCache {
       for (const [i, task] of tasks.entries()) out[task] = jwts[i]!;
       return out;
     });
+  }
+
+  /**
+   * Signs what is not kept of `alloc`'s identities, as the plan applier
+   * does after apply: pushes the promises of those being signed to `later`
+   * and says how many JWTs the allocation has. No answer is made for it: its
+   * node's first pull makes that, once the JWTs are at hand.
+   */
+  sign(
+    keyring: Keyring,
+    alloc: IdentityAlloc,
+    keyId: string,
+    iat: number,
+    later: Promise<unknown>[],
+  ): number {
+    const whole = this.whole(alloc, keyId, iat);
+    if (whole !== undefined) return Object.keys(whole).length;
+    const tasks = answeredTasks(alloc);
+    const entry = this.signMissing(keyring, alloc, keyId, iat, tasks);
+    if (entry !== undefined && entry.pending !== 0) {
+      for (const task of tasks) {
+        const jwt = entry.jwts[task];
+        if (typeof jwt !== "string") later.push(jwt!);
+      }
+    }
+    return tasks.length;
+  }
+
+  /** The entry's answer if it still is the allocation's; drops an entry of another key or time. */
+  private whole(alloc: IdentityAlloc, keyId: string, iat: number): SignedIdentities | undefined {
+    const entry = this.allocs.get(alloc.ID);
+    if (entry === undefined) return undefined;
+    if (entry.stamp.keyId !== keyId || entry.stamp.iat !== iat) {
+      this.drop(alloc.ID, entry);
+      return undefined;
+    }
+    return entry.job === alloc.Job && entry.group === alloc.TaskGroup
+      ? (entry.jwts as SignedIdentities)
+      : undefined;
+  }
+
+  /** Signs the tasks not kept; the allocation's entry after, undefined if it has none (no task). */
+  private signMissing(
+    keyring: Keyring,
+    alloc: IdentityAlloc,
+    keyId: string,
+    iat: number,
+    tasks: readonly string[],
+  ): AllocJwts | undefined {
+    let entry = this.allocs.get(alloc.ID);
+    for (const task of tasks) {
+      if (entry !== undefined && Object.hasOwn(entry.jwts, task)) continue;
+      const made = signTask(this.signer, keyring, alloc, keyId, iat, task);
+      entry ??= this.enter(alloc.ID, keyId, iat);
+      this.keep(alloc.ID, entry, task, made);
+    }
+    return entry;
   }
 
   /**
@@ -217,6 +260,14 @@ class SignedIdentityCache {
     this.allocs.delete(allocID);
     this.size -= entry.count;
   }
+}
+
+/** The tasks an answer has, in the job's order. */
+function answeredTasks(alloc: IdentityAlloc): string[] {
+  const tasks = taskNames(alloc);
+  // A plain object cannot hold it as its own property (it sets the prototype): no answer ever had it.
+  if (tasks.includes("__proto__")) tasks.splice(tasks.indexOf("__proto__"), 1);
+  return tasks;
 }
 
 /** One task's JWT, signed now or (elsewhere) later. */
@@ -346,14 +397,14 @@ export async function withSignedIdentities(
  * made. An allocation whose key's material went away is skipped.
  */
 export async function signIntoCache(keyring: Keyring, allocs: readonly IdentityAlloc[]): Promise<number> {
+  const cache = cacheOf(keyring);
   let signed = 0;
   const later: Promise<unknown>[] = [];
   await inSlices(allocs, (alloc) => {
+    const keyId = alloc.SigningKeyID;
+    if (!keyId) return;
     try {
-      const identities = identitiesOf(keyring, alloc);
-      if (identities instanceof Promise)
-        later.push(identities.then((made) => (signed += Object.keys(made).length)));
-      else if (identities) signed += Object.keys(identities).length;
+      signed += cache.sign(keyring, alloc, keyId, issuedAtOf(alloc), later);
     } catch (err) {
       if (!(err instanceof SigningKeyUnavailable)) throw err;
     }
