@@ -21,7 +21,8 @@ import { IdentityWorld } from "./identity-fixtures.ts";
  * "elsewhere", answered from signatures made beforehand so that the
  * signatures' own cost is left out), then pulled by their node ten at a time
  * twice, as a client does after the placement and after its status update.
- * Heap retained per cached allocation (forced GCs before and after), heap
+ * Heap retained per cached allocation (forced GCs before and after) while
+ * its JWTs are being signed, once signed and once served, heap
  * allocated and process CPU per allocation in each step. Run on demand only:
  * CHRONOMAD_IDENTITY_FIGURES=1 npx vitest run test/identity/identity-cache-figures.test.ts
  */
@@ -54,10 +55,14 @@ describe.skipIf(!on)("the signed-identity cache (figures)", () => {
           Job: job,
         }),
       );
-      // Signatures made once, then handed back as a scheduler thread would.
+      // Signatures made once, then handed back as a scheduler thread would (once `held` is let go).
       const signatures = new Map<string, string>();
-      const elsewhere = async (k: Parameters<typeof signJwsInput>[0], inputs: readonly string[]) =>
-        inputs.map((input) => {
+      let held: Promise<void> | undefined;
+      let asked = 0;
+      const elsewhere = async (k: Parameters<typeof signJwsInput>[0], inputs: readonly string[]) => {
+        asked += inputs.length;
+        await held;
+        return inputs.map((input) => {
           let s = signatures.get(input);
           if (s === undefined) {
             s = signJwsInput(k, input);
@@ -65,6 +70,7 @@ describe.skipIf(!on)("the signed-identity cache (figures)", () => {
           }
           return s;
         });
+      };
       const fresh = () => {
         const keyring = new Keyring();
         keyring.add(world.keyring.get(key.keyId)!);
@@ -75,7 +81,7 @@ describe.skipIf(!on)("the signed-identity cache (figures)", () => {
       for (let round = 1; round <= 3; round++) {
         let keyring: Keyring | undefined = fresh();
         collect();
-        const base = getHeapStatistics().used_heap_size;
+        let base = getHeapStatistics().used_heap_size;
         const step = async (f: () => Promise<unknown>) => {
           const counting = countHeapAllocation();
           const cpu0 = process.cpuUsage();
@@ -84,6 +90,22 @@ describe.skipIf(!on)("the signed-identity cache (figures)", () => {
           const { bytes } = counting.stop();
           return `${(bytes / ALLOCS).toFixed(0)} B, ${((cpu.user + cpu.system) / ALLOCS).toFixed(2)} µs`;
         };
+        // What the cache holds while every JWT is still being signed: what a scavenge then copies.
+        let release!: () => void;
+        held = new Promise((resolve) => {
+          release = resolve;
+        });
+        asked = 0;
+        const signing = signIntoCache(keyring, rows);
+        while (asked < ALLOCS * tasks) await new Promise((resolve) => setTimeout(resolve, 5));
+        collect();
+        const keptSigning = (getHeapStatistics().used_heap_size - base) / ALLOCS;
+        release();
+        held = undefined;
+        await signing;
+        keyring = fresh();
+        collect();
+        base = getHeapStatistics().used_heap_size;
         const signed = await step(async () =>
           expect(await signIntoCache(keyring!, rows)).toBe(ALLOCS * tasks),
         );
@@ -105,7 +127,7 @@ describe.skipIf(!on)("the signed-identity cache (figures)", () => {
         collect();
         const left = (getHeapStatistics().used_heap_size - base) / ALLOCS;
         lines.push(
-          `${tasks} task(s), round ${round}: kept ${keptSigned.toFixed(0)} B signed, ${keptServed.toFixed(0)} B served (${left.toFixed(0)} B after the cache went); ` +
+          `${tasks} task(s), round ${round}: kept ${keptSigning.toFixed(0)} B being signed, ${keptSigned.toFixed(0)} B signed, ${keptServed.toFixed(0)} B served (${left.toFixed(0)} B after the cache went); ` +
             `sign into cache ${signed}; first pull ${first}; second pull ${second} (per allocation)`,
         );
       }
