@@ -193,7 +193,7 @@ class SignedIdentityCache {
       const out: SignedIdentities = {};
       for (const task of tasks) out[task] = entry.jwts[task] as string;
       const wholeOut = Object.freeze(out);
-      // The JWTs of tasks the allocation's job no longer has go: a row of that job again signs them again.
+      // The JWTs of tasks this job lacks go (a row of the job that has them signs them again): the answer is all it keeps.
       const kept = Object.keys(wholeOut).length;
       if (this.allocs.get(alloc.ID) === entry) this.size += kept - entry.count;
       entry.count = kept;
