@@ -39,31 +39,43 @@ export class SigningKeyUnavailable extends Error {
   }
 }
 
-/** The JWTs of one allocation's tasks, for the key and issue time they are signed with. */
-interface AllocJwts {
-  readonly allocID: string;
+/** The key and issue time of an allocation's JWTs: one object for the allocations signed alike in a row (a plan's). */
+interface Stamp {
   readonly keyId: string;
   readonly iat: number;
-  /** Task name → its JWT, or the promise of it while it is being signed. */
-  readonly tasks: Map<string, string | Promise<string>>;
-  /** The whole SignedIdentities once every task's JWT was at hand, for the job and group it was made from. */
-  whole?: WholeIdentities;
 }
 
+/** A task's JWT, or the promise of it while it is being signed. */
+type KeptJwt = string | Promise<string>;
+
+/** `job` of an entry not yet answered whole: no allocation's Job is this object. */
+const NOT_ANSWERED: object = Object.freeze({});
+
 /**
- * An allocation's SignedIdentities as last answered, served again as long
- * as the entry stands (same key, same issue time) and the allocation has the
- * same job object and group: rows, and the jobs they carry, are never
+ * The JWTs of one allocation's tasks, for the key and issue time they are
+ * signed with. `jwts` is the answer itself once it was answered whole (every
+ * task's JWT at hand, in the job's order): frozen then, since every reply
+ * that carries it shares it, and served again as long as the allocation has
+ * the same job object and group. Rows, and the jobs they carry, are never
  * changed once stored, so the same job object and group name give the same
- * task names, and the tasks' JWTs are those of the entry. A client pulls
- * its allocations again after each change of theirs; this spares each pull
- * the task names' walk, a map lookup per task and a new object.
+ * task names, and the tasks' JWTs are those of the entry. A client pulls its
+ * allocations again after each change of theirs; this spares each pull the
+ * task names' walk, a lookup per task and a new object. One object and the
+ * JWTs an allocation, besides the map's slot: what a scavenge copies while
+ * the burst places them.
  */
-interface WholeIdentities {
-  readonly job: object | null;
-  readonly group: string;
-  /** Frozen: every reply that carries it shares it. */
-  readonly identities: SignedIdentities;
+class AllocJwts {
+  /** Task name → its JWT or the promise of it. Frozen once answered whole; copied to be changed then. */
+  jwts: Record<string, KeptJwt> = {};
+  /** JWTs and promises in `jwts`. */
+  count = 0;
+  /** Promises in `jwts`. */
+  pending = 0;
+  /** The job object and group `jwts` is the whole answer for (NOT_ANSWERED until it is one). */
+  job: object | null = NOT_ANSWERED;
+  group = "";
+
+  constructor(readonly stamp: Stamp) {}
 }
 
 /**
@@ -81,78 +93,181 @@ class SignedIdentityCache {
   private readonly allocs = new Map<string, AllocJwts>();
   /** JWTs, and promises of them, in `allocs`. */
   private size = 0;
+  private lastStamp: Stamp = { keyId: "", iat: Number.NaN };
   readonly signer = new IdentitySigner();
 
   constructor(private readonly limit: number) {}
 
-  jwt(
+  /** The identities of `alloc`'s tasks, signing those not kept. */
+  identities(keyring: Keyring, alloc: IdentityAlloc, keyId: string, iat: number): IdentitiesNowOrLater {
+    const whole = this.whole(alloc, keyId, iat);
+    if (whole !== undefined) return whole;
+    const tasks = answeredTasks(alloc);
+    const entry = this.signMissing(keyring, alloc, keyId, iat, tasks);
+    if (entry === undefined) return {};
+    if (entry.pending === 0) return this.answer(entry, alloc, tasks);
+    const kept = entry.jwts;
+    return Promise.all(tasks.map((task) => kept[task])).then((jwts) => {
+      const out: SignedIdentities = {};
+      for (const [i, task] of tasks.entries()) out[task] = jwts[i]!;
+      return out;
+    });
+  }
+
+  /**
+   * Signs what is not kept of `alloc`'s identities, as the plan applier
+   * does after apply: pushes the promises of those being signed to `later`
+   * and says how many JWTs the allocation has. No answer is made for it: its
+   * node's first pull makes that, once the JWTs are at hand.
+   */
+  sign(
     keyring: Keyring,
     alloc: IdentityAlloc,
     keyId: string,
     iat: number,
-    task: string,
-  ): string | Promise<string> {
+    later: Promise<unknown>[],
+  ): number {
+    const whole = this.whole(alloc, keyId, iat);
+    if (whole !== undefined) return Object.keys(whole).length;
+    const tasks = answeredTasks(alloc);
+    const entry = this.signMissing(keyring, alloc, keyId, iat, tasks);
+    if (entry !== undefined && entry.pending !== 0) {
+      for (const task of tasks) {
+        const jwt = entry.jwts[task];
+        if (typeof jwt !== "string") later.push(jwt!);
+      }
+    }
+    return tasks.length;
+  }
+
+  /** The entry's answer if it still is the allocation's; drops an entry of another key or time. */
+  private whole(alloc: IdentityAlloc, keyId: string, iat: number): SignedIdentities | undefined {
+    const entry = this.allocs.get(alloc.ID);
+    if (entry === undefined) return undefined;
+    if (entry.stamp.keyId !== keyId || entry.stamp.iat !== iat) {
+      this.drop(alloc.ID, entry);
+      return undefined;
+    }
+    return entry.job === alloc.Job && entry.group === alloc.TaskGroup
+      ? (entry.jwts as SignedIdentities)
+      : undefined;
+  }
+
+  /** Signs the tasks not kept; the allocation's entry after, undefined if it has none (no task). */
+  private signMissing(
+    keyring: Keyring,
+    alloc: IdentityAlloc,
+    keyId: string,
+    iat: number,
+    tasks: readonly string[],
+  ): AllocJwts | undefined {
     let entry = this.allocs.get(alloc.ID);
-    if (entry !== undefined && (entry.keyId !== keyId || entry.iat !== iat)) {
-      this.drop(entry);
-      entry = undefined;
+    for (const task of tasks) {
+      if (entry !== undefined && Object.hasOwn(entry.jwts, task)) continue;
+      const made = signTask(this.signer, keyring, alloc, keyId, iat, task);
+      entry ??= this.enter(alloc.ID, keyId, iat);
+      this.keep(alloc.ID, entry, task, made);
     }
-    const kept = entry?.tasks.get(task);
-    if (kept !== undefined) return kept;
-    const made = signTask(this.signer, keyring, alloc, keyId, iat, task);
-    if (entry === undefined) {
-      entry = { allocID: alloc.ID, keyId, iat, tasks: new Map() };
-      this.allocs.set(alloc.ID, entry);
-    }
-    this.keep(entry, task, made);
-    if (typeof made === "string") return made;
-    const into = entry;
-    const signed = made.then(
-      (jwt) => {
-        if (into.tasks.get(task) === signed) into.tasks.set(task, jwt);
-        return jwt;
-      },
-      (err: unknown) => {
-        if (into.tasks.get(task) === signed) {
-          into.tasks.delete(task);
-          if (this.allocs.get(into.allocID) === into) this.size--;
+    return entry;
+  }
+
+  /**
+   * Every task's JWT is at hand: the entry's own object when it holds just
+   * these tasks in this order (then kept as the whole answer), otherwise a new
+   * one made so, and kept instead.
+   */
+  private answer(entry: AllocJwts, alloc: IdentityAlloc, tasks: readonly string[]): SignedIdentities {
+    let i = 0;
+    let inOrder = entry.count === tasks.length;
+    if (inOrder) {
+      for (const task in entry.jwts) {
+        if (task !== tasks[i++]) {
+          inOrder = false;
+          break;
         }
-        throw err;
-      },
-    );
-    into.tasks.set(task, signed);
-    return signed;
+      }
+    }
+    if (inOrder) {
+      if (!Object.isFrozen(entry.jwts)) Object.freeze(entry.jwts);
+    } else {
+      const out: SignedIdentities = {};
+      for (const task of tasks) out[task] = entry.jwts[task] as string;
+      const wholeOut = Object.freeze(out);
+      // The JWTs of tasks this job lacks go (a row of the job that has them signs them again): the answer is all it keeps.
+      const kept = Object.keys(wholeOut).length;
+      if (this.allocs.get(alloc.ID) === entry) this.size += kept - entry.count;
+      entry.count = kept;
+      entry.jwts = wholeOut;
+    }
+    entry.job = alloc.Job;
+    entry.group = alloc.TaskGroup;
+    return entry.jwts as SignedIdentities;
   }
 
-  /** The identities answered last for this allocation, if they still are its answer (see WholeIdentities). */
-  whole(alloc: IdentityAlloc, keyId: string, iat: number): SignedIdentities | undefined {
-    const entry = this.allocs.get(alloc.ID);
-    const whole = entry?.whole;
-    if (whole === undefined || entry!.keyId !== keyId || entry!.iat !== iat) return undefined;
-    return whole.job === alloc.Job && whole.group === alloc.TaskGroup ? whole.identities : undefined;
+  private enter(allocID: string, keyId: string, iat: number): AllocJwts {
+    let stamp = this.lastStamp;
+    if (stamp.keyId !== keyId || stamp.iat !== iat) {
+      stamp = { keyId, iat };
+      this.lastStamp = stamp;
+    }
+    const entry = new AllocJwts(stamp);
+    this.allocs.set(allocID, entry);
+    return entry;
   }
 
-  /** Keeps `identities`, every one a JWT of this entry, as the allocation's whole answer. */
-  keepWhole(alloc: IdentityAlloc, keyId: string, iat: number, identities: SignedIdentities): void {
-    const entry = this.allocs.get(alloc.ID);
-    // Past the limit the entry may have gone (or been made again) while the tasks were looked up.
-    if (entry === undefined || entry.keyId !== keyId || entry.iat !== iat) return;
-    entry.whole = { job: alloc.Job, group: alloc.TaskGroup, identities: Object.freeze(identities) };
+  private keep(allocID: string, entry: AllocJwts, task: string, made: KeptJwt): void {
+    if (Object.isFrozen(entry.jwts)) {
+      entry.jwts = { ...entry.jwts };
+      entry.job = NOT_ANSWERED;
+    }
+    const jwts = entry.jwts;
+    if (typeof made === "string") jwts[task] = made;
+    else {
+      const signed: Promise<string> = made.then(
+        (jwt) => {
+          if (entry.jwts[task] === signed) {
+            entry.jwts[task] = jwt;
+            entry.pending--;
+          }
+          return jwt;
+        },
+        (err: unknown) => {
+          if (entry.jwts[task] === signed) {
+            delete entry.jwts[task];
+            entry.pending--;
+            entry.count--;
+            if (this.allocs.get(allocID) === entry) this.size--;
+          }
+          throw err;
+        },
+      );
+      jwts[task] = signed;
+      entry.pending++;
+    }
+    entry.count++;
+    if (++this.size > this.limit) this.evict(entry);
   }
 
-  private keep(entry: AllocJwts, task: string, jwt: string | Promise<string>): void {
-    entry.tasks.set(task, jwt);
-    this.size++;
-    for (const oldest of this.allocs.values()) {
-      if (this.size <= this.limit || oldest === entry) break;
-      this.drop(oldest);
+  /** The oldest allocations go until the cache is within its limit, `keeping` and those after it stay. */
+  private evict(keeping: AllocJwts): void {
+    for (const [oldestID, oldest] of this.allocs) {
+      if (this.size <= this.limit || oldest === keeping) break;
+      this.drop(oldestID, oldest);
     }
   }
 
-  private drop(entry: AllocJwts): void {
-    this.allocs.delete(entry.allocID);
-    this.size -= entry.tasks.size;
+  private drop(allocID: string, entry: AllocJwts): void {
+    this.allocs.delete(allocID);
+    this.size -= entry.count;
   }
+}
+
+/** The tasks an answer has, in the job's order. */
+function answeredTasks(alloc: IdentityAlloc): string[] {
+  const tasks = taskNames(alloc);
+  // A plain object cannot hold it as its own property (it sets the prototype): no answer ever had it.
+  if (tasks.includes("__proto__")) tasks.splice(tasks.indexOf("__proto__"), 1);
+  return tasks;
 }
 
 /** One task's JWT, signed now or (elsewhere) later. */
@@ -169,8 +284,8 @@ function signTask(
   return signer.sign(keyId, material.signingKey, identityClaims(alloc, alloc.Job, task, iat));
 }
 
-/** ~500 bytes a JWT: about 32 MB at most. */
-const CACHE_LIMIT = 65_536;
+/** JWTs the cache keeps at most. ~400 bytes a JWT and ~160 an allocation: about 36 MB at most. */
+export const IDENTITY_CACHE_LIMIT = 65_536;
 
 // One cache per keyring, i.e. per server: the plan applier and the client RPC share it.
 const caches = new WeakMap<Keyring, SignedIdentityCache>();
@@ -178,7 +293,7 @@ const caches = new WeakMap<Keyring, SignedIdentityCache>();
 function cacheOf(keyring: Keyring): SignedIdentityCache {
   let cache = caches.get(keyring);
   if (!cache) {
-    cache = new SignedIdentityCache(CACHE_LIMIT);
+    cache = new SignedIdentityCache(IDENTITY_CACHE_LIMIT);
     caches.set(keyring, cache);
   }
   return cache;
@@ -213,30 +328,7 @@ export async function allocIdentities(
 function identitiesOf(keyring: Keyring, alloc: IdentityAlloc): IdentitiesNowOrLater | undefined {
   const keyId = alloc.SigningKeyID;
   if (!keyId) return undefined;
-  const cache = cacheOf(keyring);
-  const iat = issuedAtOf(alloc);
-  const kept = cache.whole(alloc, keyId, iat);
-  if (kept !== undefined) return kept;
-  const out: SignedIdentities = {};
-  let later: Promise<unknown>[] | undefined;
-  for (const task of taskNames(alloc)) {
-    const jwt = cache.jwt(keyring, alloc, keyId, iat, task);
-    if (typeof jwt === "string") out[task] = jwt;
-    else {
-      later ??= [];
-      later.push(
-        jwt.then((made) => {
-          out[task] = made;
-        }),
-      );
-    }
-  }
-  // Kept only when every JWT was at hand: one being signed may yet fail.
-  if (later === undefined) {
-    cache.keepWhole(alloc, keyId, iat, out);
-    return out;
-  }
-  return Promise.all(later).then(() => out);
+  return cacheOf(keyring).identities(keyring, alloc, keyId, issuedAtOf(alloc));
 }
 
 /**
@@ -305,14 +397,14 @@ export async function withSignedIdentities(
  * made. An allocation whose key's material went away is skipped.
  */
 export async function signIntoCache(keyring: Keyring, allocs: readonly IdentityAlloc[]): Promise<number> {
+  const cache = cacheOf(keyring);
   let signed = 0;
   const later: Promise<unknown>[] = [];
   await inSlices(allocs, (alloc) => {
+    const keyId = alloc.SigningKeyID;
+    if (!keyId) return;
     try {
-      const identities = identitiesOf(keyring, alloc);
-      if (identities instanceof Promise)
-        later.push(identities.then((made) => (signed += Object.keys(made).length)));
-      else if (identities) signed += Object.keys(identities).length;
+      signed += cache.sign(keyring, alloc, keyId, issuedAtOf(alloc), later);
     } catch (err) {
       if (!(err instanceof SigningKeyUnavailable)) throw err;
     }

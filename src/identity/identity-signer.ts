@@ -9,10 +9,21 @@ import { jwtOf, signIdentity, signingInput, signJwsInput } from "./jwt.ts";
  */
 export type SignElsewhere = (key: KeyObject, inputs: readonly string[]) => Promise<readonly string[]>;
 
-interface Batch {
+/** Up to SIGNATURES_PER_MESSAGE signing inputs of one key, sent elsewhere as one message. */
+interface Part {
   readonly key: KeyObject;
   readonly inputs: string[];
-  readonly waiting: { resolve: (jwt: string) => void; reject: (err: Error) => void }[];
+  /** Their signatures, in order, once the part is signed. */
+  readonly signed: Promise<readonly string[]>;
+  settle(signatures: Promise<readonly string[]>): void;
+}
+
+function newPart(key: KeyObject): Part {
+  let settle!: (signatures: Promise<readonly string[]>) => void;
+  const signed = new Promise<readonly string[]>((resolve) => {
+    settle = resolve;
+  });
+  return { key, inputs: [], signed, settle };
 }
 
 /**
@@ -27,49 +38,49 @@ interface Batch {
  */
 export class IdentitySigner {
   private elsewhere: SignElsewhere | undefined;
-  private batches = new Map<KeyObject, Batch>();
+  /** Parts filled in this turn of the loop, the last of each key still taking inputs. */
+  private parts: Part[] = [];
+  private filling = new Map<KeyObject, Part>();
 
   /** Signs from now on with `elsewhere`, or on the event loop again (undefined). */
   signElsewhere(elsewhere: SignElsewhere | undefined): void {
     this.elsewhere = elsewhere;
   }
 
-  /** The JWT at once when signed here; its promise when it is signed elsewhere. */
+  /**
+   * The JWT at once when signed here; its promise when it is signed
+   * elsewhere: one `then` on its part's signatures (no resolving functions
+   * of its own), so a JWT waiting for its signature holds little.
+   */
   sign(keyId: string, key: KeyObject, claims: IdentityClaims): string | Promise<string> {
     if (!this.elsewhere) return signIdentity(keyId, key, claims);
     const input = signingInput(keyId, claims);
-    let batch = this.batches.get(key);
-    if (!batch) {
-      batch = { key, inputs: [], waiting: [] };
-      this.batches.set(key, batch);
-      if (this.batches.size === 1) setImmediate(() => this.send());
+    let part = this.filling.get(key);
+    if (part === undefined || part.inputs.length === SIGNATURES_PER_MESSAGE) {
+      part = newPart(key);
+      this.filling.set(key, part);
+      if (this.parts.push(part) === 1) setImmediate(() => this.send());
     }
-    batch.inputs.push(input);
-    return new Promise((resolve, reject) => batch.waiting.push({ resolve, reject }));
+    const at = part.inputs.push(input) - 1;
+    return part.signed.then((signatures) => jwtOf(input, signatures[at]!));
   }
 
   private send(): void {
-    const batches = [...this.batches.values()];
-    this.batches.clear();
-    for (const { key, inputs, waiting } of batches) {
-      for (let i = 0; i < inputs.length; i += SIGNATURES_PER_MESSAGE) {
-        const end = i + SIGNATURES_PER_MESSAGE;
-        this.signPart(key, inputs.slice(i, end), waiting.slice(i, end));
-      }
-    }
+    const parts = this.parts;
+    this.parts = [];
+    this.filling.clear();
+    for (const part of parts) this.signPart(part);
   }
 
-  private signPart(key: KeyObject, inputs: readonly string[], waiting: Batch["waiting"]): void {
+  private signPart(part: Part): void {
+    const { key, inputs } = part;
     const elsewhere = this.elsewhere;
     // A thread lost (or none ready) signs nothing: the loop signs them itself then.
-    (elsewhere ? elsewhere(key, inputs) : Promise.reject(new Error("no signer")))
-      .catch(() => signInSlices(key, inputs))
-      .then((signatures) => {
-        for (const [i, w] of waiting.entries()) w.resolve(jwtOf(inputs[i]!, signatures[i]!));
-      })
-      .catch((err: Error) => {
-        for (const w of waiting) w.reject(err);
-      });
+    part.settle(
+      (elsewhere ? elsewhere(key, inputs) : Promise.reject(new Error("no signer"))).catch(() =>
+        signInSlices(key, inputs),
+      ),
+    );
   }
 }
 

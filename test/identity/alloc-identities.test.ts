@@ -1,11 +1,14 @@
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { describe, expect, it } from "vitest";
+import { minimalAllocJob } from "../../src/bench/minimal-alloc-job.ts";
 import {
   allocIdentities,
   chooseSigningKey,
+  IDENTITY_CACHE_LIMIT,
   SignedAlloc,
   SigningKeyUnavailable,
   signIdentitiesElsewhere,
+  signIntoCache,
   withSignedIdentities,
 } from "../../src/identity/alloc-identities.ts";
 import { identityClaims, issuedAtOf } from "../../src/identity/claims.ts";
@@ -221,6 +224,68 @@ describe("an allocation's signed identities", () => {
       expect((served[0] as SignedAlloc).identities).toEqual(atPlan);
       expect(await allocIdentities(world.keyring, alloc)).toEqual(atPlan);
       expect(signed).toHaveLength(2);
+    } finally {
+      signIdentitiesElsewhere(world.keyring, undefined);
+    }
+  });
+
+  it("are kept up to the limit, the oldest allocations' going first", async () => {
+    const world = new IdentityWorld();
+    const key = await world.addKey();
+    const signed: string[] = [];
+    // Signatures stand-ins: what is kept, not what it says, is under test.
+    signIdentitiesElsewhere(world.keyring, async (_k, inputs) => {
+      signed.push(...inputs);
+      return inputs.map(() => "c2ln");
+    });
+    try {
+      const allocs = Array.from({ length: IDENTITY_CACHE_LIMIT / 2 }, () =>
+        world.addAlloc({ SigningKeyID: key.keyId }),
+      );
+      expect(await signIntoCache(world.keyring, allocs)).toBe(IDENTITY_CACHE_LIMIT);
+      // Served from memory while within the limit: the first as much as the last.
+      await allocIdentities(world.keyring, allocs[0]!);
+      expect(signed).toHaveLength(IDENTITY_CACHE_LIMIT);
+      // Two more JWTs: the oldest allocation (now the second: the first was just answered, not moved) goes.
+      const newer = world.addAlloc({ SigningKeyID: key.keyId });
+      await allocIdentities(world.keyring, newer);
+      expect(signed).toHaveLength(IDENTITY_CACHE_LIMIT + 2);
+      await allocIdentities(world.keyring, allocs[1]!);
+      await allocIdentities(world.keyring, allocs[2]!);
+      expect(signed).toHaveLength(IDENTITY_CACHE_LIMIT + 2);
+      await allocIdentities(world.keyring, allocs[0]!);
+      expect(signed).toHaveLength(IDENTITY_CACHE_LIMIT + 4);
+      // Taking the first's place again pushed out the next oldest, the second.
+      await allocIdentities(world.keyring, allocs[2]!);
+      expect(signed).toHaveLength(IDENTITY_CACHE_LIMIT + 4);
+      await allocIdentities(world.keyring, allocs[1]!);
+      expect(signed).toHaveLength(IDENTITY_CACHE_LIMIT + 6);
+    } finally {
+      signIdentitiesElsewhere(world.keyring, undefined);
+    }
+  }, 60_000);
+
+  it("leave out a task named __proto__, as a plain object's keys always did, and are kept all the same", async () => {
+    const world = new IdentityWorld();
+    const key = await world.addKey();
+    const signed: string[] = [];
+    signIdentitiesElsewhere(world.keyring, async (k, inputs) => {
+      signed.push(...inputs);
+      return inputs.map((input) => signJwsInput(k, input));
+    });
+    try {
+      const job = minimalAllocJob("web", [
+        { Name: "frontend", Count: 1, Tasks: [{ Name: "__proto__" }, { Name: "server" }] },
+      ]);
+      const alloc = world.addAlloc({ SigningKeyID: key.keyId, Job: job });
+      const first = (await allocIdentities(world.keyring, alloc))!;
+      expect(Object.getPrototypeOf(first)).toBe(Object.prototype);
+      expect(Object.keys(first)).toEqual(["server"]);
+      const again = (await allocIdentities(world.keyring, alloc))!;
+      expect(Object.getPrototypeOf(again)).toBe(Object.prototype);
+      expect(again).toEqual(first);
+      expect(await allocIdentities(world.keyring, alloc)).toBe(again);
+      expect(signed).toHaveLength(1);
     } finally {
       signIdentitiesElsewhere(world.keyring, undefined);
     }
