@@ -3,13 +3,13 @@ import { describe, expect, it } from "vitest";
 import { AllocUpdateBatcher } from "../../../src/api/client-rpc/alloc-update-batcher.ts";
 import type { ApiContext } from "../../../src/api/context.ts";
 import { EnvelopeCodec } from "../../../src/codec/envelope-codec.ts";
-import { events, newTaskState, rfc3339 } from "../../../src/nodesim/task-states.ts";
 import type { Outcome } from "../../../src/store/projection.ts";
 import { VirtualClock } from "../../../src/util/clock.ts";
 import type { ClientAllocUpdate } from "../../../streams/allocs.ts";
 import type { Envelope } from "../../../streams/event-schema.ts";
 import { allSchemas } from "../../../streams/index.ts";
 import { countHeapAllocation } from "../../heap-allocation.ts";
+import { runningTaskState } from "./running-task-state.ts";
 
 /**
  * The figures docs/architecture.md ("Long turns: the work, or the wait for a
@@ -48,15 +48,7 @@ function windowCalls(updates: number, seq: number): { nodeID: string; updates: C
     const nodeID = `${(seq * 7919 + c).toString(16).padStart(8, "0")}-6c1e-4a0b-9f4e-2a7c3d9e${String(c).padStart(4, "0")}`;
     const list: ClientAllocUpdate[] = [];
     for (let i = 0; i < n; i++, made++) {
-      const state = newTaskState();
-      state.State = "running";
-      state.StartedAt = rfc3339(ms);
-      state.Events.push(
-        events.received(ms - 30),
-        events.setup(ms - 20),
-        events.driver(ms - 10, "Downloading image"),
-        events.started(ms),
-      );
+      const state = runningTaskState(ms);
       // The server gets what msgpack decoding of the request gave: plain objects.
       const taskStates = JSON.parse(JSON.stringify({ web: state })) as ClientAllocUpdate["TaskStates"];
       list.push({

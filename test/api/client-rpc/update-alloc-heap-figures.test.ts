@@ -1,10 +1,10 @@
 import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
-import { events, newTaskState, rfc3339 } from "../../../src/nodesim/task-states.ts";
 import { VirtualClock } from "../../../src/util/clock.ts";
 import { startTestServer } from "../../server-harness.ts";
 import { settle, TestNode } from "../node-fixtures.ts";
+import { runningTaskState } from "./running-task-state.ts";
 
 /**
  * The figures docs/architecture.md ("What the burst allocates") quotes for
@@ -36,15 +36,7 @@ function report(nodeID: string, round: number, n: number): Record<string, unknow
   const ms = 1_763_800_000_000 + round * 1_000;
   const Alloc = [];
   for (let i = 0; i < UPDATES; i++) {
-    const state = newTaskState();
-    state.State = "running";
-    state.StartedAt = rfc3339(ms);
-    state.Events.push(
-      events.received(ms - 30),
-      events.setup(ms - 20),
-      events.driver(ms - 10, "Downloading image"),
-      events.started(ms),
-    );
+    const state = runningTaskState(ms);
     Alloc.push({
       ID: `${(round * 1_000_003 + n * UPDATES + i).toString(16).padStart(8, "0")}-1f2e-4d3c-8b7a-69584f3e2d1c`,
       NodeID: nodeID,
