@@ -38,7 +38,23 @@ export function clientReplyJson(body: Readonly<Record<string, unknown>>): string
   // Outside the V8 heap, and sent as it is: a string would be flattened to
   // count its bytes, then again joined with the response head.
   lastReplySize = pos - start;
+  slab.replies++;
   return scratch.subarray(start, pos);
+}
+
+/**
+ * Says that a reply `clientReplyJson` gave is written and its bytes no
+ * longer needed (the response's `finish`: the socket took them). Once its
+ * slab is full and every reply in it is written, the slab is used again for
+ * new replies instead of a new one allocated. A reply never released (its
+ * socket closed first, or a caller that keeps it) keeps its slab from
+ * reuse: the slab is left to the GC as before. Each reply once only.
+ */
+export function replyWritten(reply: Buffer): void {
+  const of = slabs.get(reply.buffer);
+  if (of === undefined || of.replies <= 0) return;
+  of.replies--;
+  if (of.replies === 0 && of !== slab) reuse(reply.buffer);
 }
 
 /**
@@ -46,9 +62,10 @@ export function clientReplyJson(body: Readonly<Record<string, unknown>>): string
  * view of its own bytes in it: no copy of the reply and no memory allocated
  * per reply (copying it out of a reused buffer, into memory allocated at its
  * size, was a tenth of the time a reply took). A slab is never written
- * again where a reply was, so a reply still queued on its socket stays as
- * it was; the slab is freed once the last of its replies is. A reply that
- * outgrows the slab's rest moves, the part written, to a new slab.
+ * again where a reply was until every reply in it is said written, so a
+ * reply still queued on its socket stays as it was; the slab is then used
+ * again, or freed with the last of its replies. A reply that outgrows the
+ * slab's rest moves, the part written, to a new slab.
  *
  * A reply starts a new slab when the rest is smaller than the last reply:
  * it would most likely move. A slab lives as long as any reply in it: a
@@ -57,18 +74,43 @@ export function clientReplyJson(body: Readonly<Record<string, unknown>>): string
  * a reply written whole by its first write (most, to a reading client) is
  * kept by nothing.
  */
-let scratch = Buffer.allocUnsafeSlow(0);
+let scratch: Buffer = Buffer.allocUnsafeSlow(0);
 /** Where the reply being written starts in the slab. */
 let start = 0;
 let pos = 0;
 let lastReplySize = 0;
 const SLAB_SIZE = 128 * 1024;
 
+/**
+ * Slabs are used again, not only allocated: V8 runs a scavenge whenever
+ * the young generation's ArrayBuffers reach 32 MB (twice its semi-space),
+ * whatever the heap, and a burst's pulls reply 100 MB and more. A slab
+ * the writing has moved on from, whose replies are all said written
+ * (`replyWritten`), is kept in `freeSlabs` and written again from its
+ * start: a kept slab is old, its bytes counted once.
+ */
+class Slab {
+  /** Replies given out from it and not yet said written. */
+  replies = 0;
+}
+
+/**
+ * The count of each slab's memory. A count never refers to its memory: a
+ * WeakMap value that did would keep its key alive through every scavenge
+ * (they treat the values of young keys as live) until a full GC, and the
+ * slabs of replies never said written with it.
+ */
+const slabs = new WeakMap<ArrayBufferLike, Slab>();
+let slab = new Slab();
+const freeSlabs: ArrayBuffer[] = [];
+/** Slabs kept for reuse at most (1 MiB): more are in use only while many replies wait on their sockets. */
+const FREE_SLABS_KEPT = 8;
+
 /** Where the next reply starts (past what a reply that threw left, too). */
 function begin(): void {
   start = pos;
   if (scratch.length - pos >= Math.min(Math.max(lastReplySize, MIN_REST), SLAB_SIZE)) return;
-  scratch = Buffer.allocUnsafeSlow(SLAB_SIZE);
+  nextSlab(SLAB_SIZE);
   start = pos = 0;
 }
 
@@ -77,11 +119,39 @@ const MIN_REST = 4096;
 /** A new slab, with the part of the reply written so far and room for `more`. */
 function newSlab(more: number): void {
   const kept = pos - start;
-  const slab = Buffer.allocUnsafeSlow(Math.max(SLAB_SIZE, (kept + more) * 2));
-  scratch.copy(slab, 0, start, pos);
-  scratch = slab;
+  const from = scratch;
+  const at = start;
+  nextSlab(Math.max(SLAB_SIZE, (kept + more) * 2));
+  from.copy(scratch, 0, at, at + kept);
   start = 0;
   pos = kept;
+}
+
+/** Writes on in a slab of `size` bytes at least: a free one if that is big enough, else a new one. */
+function nextSlab(size: number): void {
+  const done = slab;
+  const doneMemory = scratch.buffer;
+  if (size <= SLAB_SIZE && freeSlabs.length > 0) scratch = Buffer.from(freeSlabs.pop()!);
+  else {
+    scratch = Buffer.allocUnsafeSlow(size);
+    slabsMade++;
+  }
+  slab = slabs.get(scratch.buffer) ?? new Slab();
+  slabs.set(scratch.buffer, slab);
+  if (done.replies === 0) reuse(doneMemory);
+}
+
+let slabsMade = 0;
+
+/** Slabs allocated so far (tests and figures: how many were not used again). */
+export function replySlabsMade(): number {
+  return slabsMade;
+}
+
+/** Keeps a slab that no reply needs any more, and the writing has left, for the next. */
+function reuse(memory: ArrayBufferLike): void {
+  if (memory.byteLength === SLAB_SIZE && freeSlabs.length < FREE_SLABS_KEPT && memory instanceof ArrayBuffer)
+    freeSlabs.push(memory);
 }
 
 const QUOTE = 0x22;

@@ -17,7 +17,7 @@ import {
 } from "../client-rpc/csi-detaches.ts";
 import { deregister, emitEvents } from "../client-rpc/deregister.ts";
 import { register } from "../client-rpc/register.ts";
-import { clientReplyJson } from "../client-rpc/reply-json.ts";
+import { clientReplyJson, replyWritten } from "../client-rpc/reply-json.ts";
 import type { RpcContext, RpcHandler } from "../client-rpc/rpc-context.ts";
 import {
   clientAllocsBody,
@@ -109,7 +109,12 @@ export const clientRpcPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) 
 function respond(request: FastifyRequest, reply: FastifyReply, body: Record<string, unknown>): FastifyReply {
   if (typeof body.Index === "number") reply.header("X-Nomad-Index", String(body.Index));
   if (isMsgpack(request)) return reply.type(MSGPACK).send(Buffer.from(packPlain(body)));
-  return reply.type("application/json; charset=utf-8").send(clientReplyJson(body));
+  const json = clientReplyJson(body);
+  // Its slab is written again once every reply in it is: a reply's bytes
+  // are the socket's until its `finish` (not emitted if the socket fails or
+  // closes first: that slab is then left to the GC).
+  if (typeof json !== "string") reply.raw.on("finish", () => replyWritten(json));
+  return reply.type("application/json; charset=utf-8").send(json);
 }
 
 function isMsgpack(request: FastifyRequest): boolean {

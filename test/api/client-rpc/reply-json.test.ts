@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AllocRow } from "../../../projections/allocs.ts";
-import { clientReplyJson } from "../../../src/api/client-rpc/reply-json.ts";
+import { clientReplyJson, replySlabsMade, replyWritten } from "../../../src/api/client-rpc/reply-json.ts";
 import { packPlain } from "../../../src/codec/envelope-codec.ts";
 import { SignedAlloc, withSignedIdentities } from "../../../src/identity/alloc-identities.ts";
 import { IdentityWorld } from "../../identity/identity-fixtures.ts";
@@ -184,6 +184,48 @@ describe("a client RPC reply as JSON", () => {
       sent.push([clientReplyJson(body) as Buffer, asBefore(body)]);
     }
     for (const [reply, expected] of sent) expect(reply.toString("utf8")).toBe(expected);
+  });
+
+  it("writes a slab again once every reply in it is written, never while one is not", () => {
+    const shared = { job: { ID: "web" }, resources: { CPU: 1 } };
+    // Replies kept unwritten, as a socket's queue keeps them, among those written at once.
+    const queued: [Buffer, string][] = [];
+    const made = replySlabsMade();
+    let replied = 0;
+    for (let i = 0; i < 2_000; i++) {
+      const allocs = Array.from({ length: 1 + (i % 5) }, (_, j) =>
+        row(`a${i}-${j}`, shared, {
+          ClientDescription: "d".repeat((i * 997 + j * 31) % (i % 200 === 199 ? 150_000 : 3_000)),
+        }),
+      );
+      const body = { Allocs: allocs, ...meta };
+      const reply = clientReplyJson(body) as Buffer;
+      replied += reply.length;
+      if (i % 97 < 2) queued.push([reply, asBefore(body)]);
+      else {
+        expect(reply.toString("utf8")).toBe(asBefore(body));
+        replyWritten(reply);
+      }
+      // Some queued replies are written later, in another order.
+      if (i % 301 === 300) {
+        const [written] = queued.splice(queued.length >> 1, 1);
+        expect(written![0].toString("utf8")).toBe(written![1]);
+        replyWritten(written![0]);
+      }
+    }
+    for (const [reply, expected] of queued) expect(reply.toString("utf8")).toBe(expected);
+    // Written about 140 slabs' worth: new slabs only for those the queued replies hold, and the large.
+    expect(replied).toBeGreaterThan(120 * 128 * 1024);
+    expect(replySlabsMade() - made).toBeLessThan(45);
+    // A reply said written twice, or bytes not from a reply, change nothing.
+    for (const [reply] of queued) replyWritten(reply);
+    const kept = clientReplyJson({ Allocs: [row("k", shared)], ...meta }) as Buffer;
+    const keptText = asBefore({ Allocs: [row("k", shared)], ...meta });
+    replyWritten(Buffer.from("not a reply"));
+    for (const [reply] of queued) replyWritten(reply);
+    for (let i = 0; i < 200; i++)
+      replyWritten(clientReplyJson({ Allocs: [row(`x${i}`, shared)], ...meta }) as Buffer);
+    expect(kept.toString("utf8")).toBe(keptText);
   });
 
   it("writes an allocation's own nested objects as JSON.stringify does, whatever they hold", () => {

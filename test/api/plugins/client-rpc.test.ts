@@ -4,6 +4,7 @@ import type { AllocRow } from "../../../projections/allocs.ts";
 import type { EvaluationRow } from "../../../projections/evals.ts";
 import { createProjections } from "../../../projections/index.ts";
 import type { NodeRow } from "../../../projections/nodes.ts";
+import { replySlabsMade } from "../../../src/api/client-rpc/reply-json.ts";
 import { EnvelopeCodec } from "../../../src/codec/envelope-codec.ts";
 import { Store } from "../../../src/store/store.ts";
 import { VirtualClock } from "../../../src/util/clock.ts";
@@ -465,6 +466,38 @@ describe("client RPC: requests and replies", () => {
     const hb = await node.rpc("Node.UpdateStatus", { NodeID: node.id, Status: "ready" }, { msgpack: true });
     expect(hb.body.HeartbeatTTL as number).toBeGreaterThan(0);
     expect(nodeRow(s, node.id).Status).toBe("ready");
+  });
+
+  it("writes Alloc.GetAllocs replies into slabs used again once the replies are written, each reply whole", async () => {
+    const s = await start({ deps: { clock: new VirtualClock() } });
+    const node = await readyNode(s);
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) ids.push((await placeAlloc(s, { NodeID: node.id })).ID);
+    const pull = async (count: number) => {
+      const res = await s.call("/v1/rpc/Alloc.GetAllocs", {
+        method: "PUT",
+        headers: { "content-type": "application/json", "X-Nomad-Token": node.secret },
+        body: JSON.stringify({ AllocIDs: ids.slice(0, count) }),
+      });
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const expected: string[] = [];
+    for (let count = 1; count <= 10; count++) expected[count] = await pull(count);
+    const made = replySlabsMade();
+    let bytes = 0;
+    // Waves of concurrent pulls, of every size: replies of one slab finish in any order.
+    for (let wave = 0; wave < 20; wave++) {
+      const counts = Array.from({ length: 20 }, (_, i) => 1 + ((wave * 7 + i * 3) % 10));
+      const texts = await Promise.all(counts.map((count) => pull(count)));
+      for (const [i, text] of texts.entries()) {
+        expect(text).toBe(expected[counts[i]!]);
+        bytes += text.length;
+      }
+    }
+    // Without reuse a slab per 128 KiB replied.
+    expect(bytes / (128 * 1024)).toBeGreaterThan(15);
+    expect(replySlabsMade() - made).toBeLessThan(6);
   });
 
   it("refuses malformed requests with a 400 naming the problem, and unknown methods with 404", async () => {
