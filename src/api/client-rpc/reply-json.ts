@@ -303,7 +303,7 @@ function rowJson(alloc: object, identities: object | undefined): void {
     if (field === "SignedIdentities" && identities !== undefined) {
       if (any) byte(COMMA);
       writeBytes(fieldName(field));
-      writeText(JSON.stringify(identities));
+      ownObjectJson(identities);
       identitiesOut = any = true;
       continue;
     }
@@ -329,10 +329,12 @@ function rowJson(alloc: object, identities: object | undefined): void {
     writeBytes(name);
     valueJson(value, shared);
   }
-  if (!identitiesOut) {
+  if (!identitiesOut && identities !== undefined) {
     if (any) byte(COMMA);
     writeAscii('"SignedIdentities":');
-    writeText(JSON.stringify(identities));
+    // Task name → JWT, written as walked: a JSON.stringify text of it (a
+    // JWT's 400 bytes and more) was made for each pull, then copied in.
+    ownObjectJson(identities);
     any = true;
   }
   if (jobLast) {

@@ -4,6 +4,8 @@ import type { AllocRow } from "../../../projections/allocs.ts";
 import { createProjections } from "../../../projections/index.ts";
 import { clientReplyJson, replySlabsMade, replyWritten } from "../../../src/api/client-rpc/reply-json.ts";
 import { EnvelopeCodec } from "../../../src/codec/envelope-codec.ts";
+import { SignedAlloc } from "../../../src/identity/alloc-identities.ts";
+import { taskNames } from "../../../src/identity/claims.ts";
 import { openFileLogReadOnly } from "../../../src/log/file/index.ts";
 import { MemoryLog } from "../../../src/log/memory-log.ts";
 import { Store } from "../../../src/store/store.ts";
@@ -52,8 +54,16 @@ describe.skipIf(!dir)("Alloc.GetAllocs replies (figures)", () => {
     const latest = [...store.table<AllocRow>("allocs").all()];
     await store.stop();
     const lines: string[] = [];
+    // The node's own allocations as pulled: one JWT (about 450 bytes, as
+    // Nomad's) for each task, the identities' object kept for the allocation.
+    const signed = placed.map((row) => {
+      const identities: Record<string, string> = {};
+      for (const task of taskNames(row)) identities[task] = fakeJwt(row.ID, task);
+      return new SignedAlloc(row, Object.freeze(identities));
+    });
     for (const [name, rows] of [
       ["as placed", placed],
+      ["as placed, signed", signed],
       ["as last", latest],
     ] as const) {
       lines.push(`${name}:`);
@@ -63,7 +73,18 @@ describe.skipIf(!dir)("Alloc.GetAllocs replies (figures)", () => {
   }, 600_000);
 });
 
-function replyFigures(rows: readonly AllocRow[]): string[] {
+function fakeJwt(id: string, task: string): string {
+  const part = (text: string) => Buffer.from(text).toString("base64url");
+  const claims = {
+    nomad_allocation_id: id,
+    nomad_task: task,
+    sub: `default:web:${task}`,
+    iat: 1_795_944_118,
+  };
+  return `${part('{"alg":"EdDSA","kid":"7f4b0c3e-2f7a-4d1e-9d51-0b3c1e2a4f6d","typ":"JWT"}')}.${part(JSON.stringify(claims))}.${"s".repeat(86)}`;
+}
+
+function replyFigures(rows: readonly (AllocRow | SignedAlloc)[]): string[] {
   const bodies: Record<string, unknown>[] = [];
   for (let i = 0; i + 10 <= rows.length; i += 10)
     bodies.push({ Allocs: rows.slice(i, i + 10), Index: 1234, LastContact: 0, KnownLeader: true });

@@ -85,6 +85,8 @@ describe("a client RPC reply as JSON", () => {
     const identities = {
       app: "eyJhbGciOiJFZERTQSJ9.eyJub21hZF90YXNrIjoiYXBwIn0.c2ln",
       'odd "task"': "x.y.z",
+      "tâche ✓": `${"h".repeat(40)}.${"c".repeat(400)}.${"s".repeat(86)}`,
+      escaped: `${"e".repeat(80)}"\u0001`,
     };
     const mine = row("a1", shared);
     const body = {
