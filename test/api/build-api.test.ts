@@ -1,3 +1,6 @@
+import { Writable } from "node:stream";
+import Fastify from "fastify";
+import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../server-harness.ts";
 
@@ -44,5 +47,30 @@ describe("request bodies", () => {
       expect(bad.status, type).toBe(400);
       expect(await bad.text()).toMatch(/^invalid JSON body: /);
     }
+  });
+});
+
+describe("request loggers", () => {
+  it("are made by fastify's own child factory (not checked per request), and log with the request id", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split("\n")) if (line !== "") lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const s = await startTestServer({ deps: { logger: pino({ level: "debug" }, stream) } });
+    running.push(s);
+    // fastify checks every request's logger made by any other factory (validateLogger).
+    expect(s.http.childLoggerFactory).toBe(Fastify().childLoggerFactory);
+    expect((await s.call("/v1/foo")).status).toBe(404);
+    expect((await s.call("/v1/foo")).status).toBe(404);
+    const requests = lines.filter((l) => l.msg === "request");
+    expect(requests).toHaveLength(2);
+    for (const line of requests) {
+      expect(line).toMatchObject({ component: "http", url: "/v1/foo", status: 404 });
+      expect(line.reqId).toEqual(expect.any(String));
+    }
+    expect(requests[0]!.reqId).not.toBe(requests[1]!.reqId);
   });
 });
