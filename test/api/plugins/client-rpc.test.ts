@@ -1,3 +1,6 @@
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
+import { connect } from "node:net";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AllocRow } from "../../../projections/allocs.ts";
@@ -498,6 +501,69 @@ describe("client RPC: requests and replies", () => {
     // Without reuse a slab per 128 KiB replied.
     expect(bytes / (128 * 1024)).toBeGreaterThan(15);
     expect(replySlabsMade() - made).toBeLessThan(6);
+  });
+
+  it("keeps the bytes of replies a client has not read yet while other pulls reuse slabs", async () => {
+    const s = await start({ deps: { clock: new VirtualClock() } });
+    const node = await readyNode(s);
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) ids.push((await placeAlloc(s, { NodeID: node.id })).ID);
+    // Pulls of 1 to 10 allocations: replies of every length, so a slab written
+    // again too early would show in another reply's bytes.
+    const bodies = Array.from({ length: 11 }, (_, count) =>
+      JSON.stringify({ AllocIDs: ids.slice(0, count) }),
+    );
+    const pull = async (count: number) =>
+      (
+        await s.call("/v1/rpc/Alloc.GetAllocs", {
+          method: "PUT",
+          headers: { "content-type": "application/json", "X-Nomad-Token": node.secret },
+          body: bodies[count]!,
+        })
+      ).text();
+    const expected: string[] = [];
+    for (let count = 1; count <= 10; count++) expected[count] = await pull(count);
+    // One connection sends many pulls and reads nothing for a while: their
+    // replies wait in the socket's buffers and in the server's queue.
+    const { port } = s.http.server.address() as AddressInfo;
+    const slow = connect(port, "127.0.0.1");
+    await once(slow, "connect");
+    slow.pause();
+    const pipelined = 1500;
+    const countOf = (i: number) => 1 + ((i * 7) % 10);
+    let requests = "";
+    for (let i = 0; i < pipelined; i++) {
+      const body = bodies[countOf(i)]!;
+      requests += `PUT /v1/rpc/Alloc.GetAllocs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Nomad-Token: ${node.secret}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    }
+    slow.write(requests);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Meanwhile other clients pull, and their replies are written, again and again.
+    for (let wave = 0; wave < 10; wave++) {
+      const counts = Array.from({ length: 10 }, (_, i) => 1 + ((wave * 3 + i) % 10));
+      const texts = await Promise.all(counts.map((count) => pull(count)));
+      for (const [i, text] of texts.entries()) expect(text).toBe(expected[counts[i]!]);
+    }
+    const chunks: Buffer[] = [];
+    slow.on("data", (chunk: Buffer) => chunks.push(chunk));
+    slow.resume();
+    const replies: string[] = [];
+    while (replies.length < pipelined) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const all = Buffer.concat(chunks);
+      replies.length = 0;
+      let at = 0;
+      for (;;) {
+        const headEnd = all.indexOf("\r\n\r\n", at);
+        if (headEnd < 0) break;
+        const length = Number(/content-length: (\d+)/i.exec(all.subarray(at, headEnd).toString())?.[1]);
+        if (headEnd + 4 + length > all.length) break;
+        replies.push(all.subarray(headEnd + 4, headEnd + 4 + length).toString());
+        at = headEnd + 4 + length;
+      }
+    }
+    slow.destroy();
+    for (const [i, text] of replies.entries()) expect(text, `reply ${i}`).toBe(expected[countOf(i)]);
   });
 
   it("refuses malformed requests with a 400 naming the problem, and unknown methods with 404", async () => {
