@@ -33,6 +33,13 @@ bench-results/ and prints the markdown.
                      round trip is the server's, as a Nomad client, a process of
                      its own, sees it), or the simulator's main thread, behind
                      every node's allocation work (as before)
+  --sim-nice N       nice value (0 to 19, default 0) of the simulator's main
+                     thread, the nodes' allocation work, from once the nodes'
+                     heartbeat thread runs (Linux): the simulator stands for
+                     thousands of other machines, yet shares the server's
+                     cores here; above 0 it takes them only when the server
+                     leaves them, while the heartbeats keep the priority
+                     they had. Needs --heartbeats-from thread
   --out DIR          where the report goes (default bench-results)
   --keep-data        leave each run's server data directory (log, snapshots) in place
 
@@ -79,6 +86,7 @@ export async function runLoadBench(args: readonly string[]): Promise<number> {
     ],
     driver: { failureRate: 0.005, eventInterval: 60_000 },
     heartbeats_from: v.heartbeatThread ? "thread" : "main",
+    sim_nice: v.simNice,
   };
   const runs: LoadRunFigures[] = [];
   for (const prioritized of v.modes) {
@@ -93,6 +101,7 @@ export async function runLoadBench(args: readonly string[]): Promise<number> {
       serverArgs: settings.server_args,
       driver: settings.driver,
       heartbeatThread: v.heartbeatThread,
+      simNice: v.simNice,
       placeTimeoutMs: v.placeTimeoutMs,
       convergeTimeoutMs: v.convergeTimeoutMs,
       keepData: v.keepData,
@@ -145,6 +154,7 @@ function parse(args: readonly string[]) {
       out: { type: "string" },
       "keep-data": { type: "boolean" },
       "heartbeats-from": { type: "string" },
+      "sim-nice": { type: "string" },
       "place-timeout": { type: "string" },
       "converge-timeout": { type: "string" },
     },
@@ -166,6 +176,11 @@ function parse(args: readonly string[]) {
   if (!(waveShare >= 0 && waveShare <= 1)) throw new Error("--wave-share must be between 0 and 1");
   const from = values["heartbeats-from"] ?? "thread";
   if (from !== "thread" && from !== "main") throw new Error("--heartbeats-from must be thread or main");
+  const simNice = Number(values["sim-nice"] ?? 0);
+  if (!Number.isSafeInteger(simNice) || simNice < 0 || simNice > 19)
+    throw new Error("--sim-nice must be a whole number from 0 to 19");
+  if (simNice > 0 && from !== "thread")
+    throw new Error("--sim-nice needs --heartbeats-from thread: the heartbeats would go out behind it");
   if (values.only !== undefined && values.only !== "on" && values.only !== "off")
     throw new Error("--only must be on or off");
   return {
@@ -182,6 +197,7 @@ function parse(args: readonly string[]) {
     out: resolve(values.out ?? "bench-results"),
     keepData: values["keep-data"] === true,
     heartbeatThread: from === "thread",
+    simNice,
   };
 }
 

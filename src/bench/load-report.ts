@@ -147,6 +147,7 @@ export function toMarkdown(report: LoadBenchReport): string {
     row("heartbeats sent from", (r) =>
       r.heartbeat_thread ? "their own thread" : "the simulator's main thread",
     ),
+    row("simulator main thread's nice value", (r) => n(r.sim_nice)),
     row(
       "allocations desired / placed / running after the burst",
       (r) => `${n(r.allocs_desired)} / ${n(r.allocs_placed)} / ${n(r.allocs_running)}`,

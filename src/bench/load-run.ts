@@ -19,6 +19,7 @@ import {
   workloadSize,
 } from "../nodesim/workload.ts";
 import { Store } from "../store/store.ts";
+import { setThreadNice, threadNice } from "../util/thread-nice.ts";
 import {
   dirBytes,
   type LoopDelay,
@@ -43,6 +44,14 @@ export interface LoadRunOptions {
   readonly driver: Partial<DriverOptions>;
   /** The simulated nodes heartbeat from a thread of their own (NodeSimOptions.heartbeatThread). */
   readonly heartbeatThread: boolean;
+  /**
+   * The nice value of the simulator's main thread (the nodes' allocation
+   * work, their pulls and updates), set once its heartbeat thread runs, so
+   * that the stand-in for thousands of other machines takes the server's
+   * cores only when the server leaves them; the heartbeat thread keeps the
+   * process's. 0 leaves it as it is. Linux only.
+   */
+  readonly simNice: number;
   /** Upper bounds of the waits, so a stuck run ends with what it measured. */
   readonly placeTimeoutMs: number;
   readonly convergeTimeoutMs: number;
@@ -55,6 +64,8 @@ export interface LoadRunFigures {
   readonly prioritized_updates: boolean;
   /** The nodes heartbeated from a thread of their own (the burst's heartbeat round trips then exclude the simulator's main loop). */
   readonly heartbeat_thread: boolean;
+  /** The simulator main thread's nice value over the run (LoadRunOptions.simNice; 0 elsewhere than Linux). */
+  readonly sim_nice: number;
   readonly notes: string[];
   readonly nodes: number;
   readonly allocs_desired: number;
@@ -208,11 +219,15 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
   let burstTo = 0;
   let waveAt = Number.POSITIVE_INFINITY;
   let before: SimReport | undefined;
+  const niceBefore = threadNice();
+  let simNice = niceBefore;
   try {
     // Registration: every node registered and heartbeated once (ready).
     let t = performance.now();
     simStarted = true;
     await sim.start();
+    // After the start: a thread made later would inherit the value, the heartbeat thread among them.
+    if (o.simNice) simNice = setThreadNice(o.simNice);
     await until(() => sim.report().heartbeat.count >= o.nodes, 120_000);
     await until(async () => (await readyNodes(server.url)) === o.nodes, 60_000);
     mark.register = since(t);
@@ -316,6 +331,14 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
     clearInterval(sampler);
     await sim.stop();
     await server.stop();
+    if (simNice !== niceBefore) {
+      try {
+        setThreadNice(niceBefore);
+      } catch (err) {
+        // Without CAP_SYS_NICE: a later run's threads start at this run's value.
+        notes.push(`could not raise the simulator's priority again: ${(err as Error).message}`);
+      }
+    }
   }
   const final = sim.report();
   mark.total_until_stop = since(t0);
@@ -336,6 +359,7 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
   return {
     prioritized_updates: o.prioritized,
     heartbeat_thread: o.heartbeatThread,
+    sim_nice: simNice,
     notes,
     nodes: o.nodes,
     allocs_desired: desired,

@@ -1,7 +1,7 @@
-import { getPriority, setPriority } from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import { pino } from "pino";
 import { signJwsInput } from "../../../identity/jwt.ts";
+import { setThreadNice, threadNice } from "../../../util/thread-nice.ts";
 import type { Answer, FromThread, ScheduleItem, ThreadData, ToThread } from "./messages.ts";
 import { unpackRecords } from "./record-batch.ts";
 import { Replica } from "./replica.ts";
@@ -18,13 +18,10 @@ const data = (workerData as { thread: ThreadData }).thread;
 const logger = pino({ name: data.name, level: data.logLevel }, pino.destination(2));
 const post = (message: FromThread, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 
-// Behind the main thread for a core (config `scheduler_nice`). Only on Linux,
-// where a nice value is the calling thread's: elsewhere the call would
-// lower the whole process, the main thread included.
-const threadNice = (): number => (process.platform === "linux" ? getPriority(0) : 0);
-if (data.nice && process.platform === "linux") {
+// Behind the main thread for a core (config `scheduler_nice`).
+if (data.nice) {
   try {
-    setPriority(0, data.nice);
+    setThreadNice(data.nice);
   } catch (err) {
     logger.warn({ err, nice: data.nice }, "could not lower the scheduler thread's priority");
   }
