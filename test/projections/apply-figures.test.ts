@@ -67,6 +67,28 @@ function tablePuts(store: Store, name: string): string {
   return `${name} ${rows.length} puts, CPU ${cpu.join(" / ")} µs a put`;
 }
 
+/**
+ * Node.GetClientAllocs' table read (`allocs.by("node", …)`) of every node,
+ * three rounds: process CPU a read. The first round follows the replay's
+ * last change of each node's allocations, as a poll woken by a placement;
+ * the next ones read sets unchanged since, as the poll's first run after
+ * its answer (a client's status updates change no node's set).
+ */
+function nodeReads(store: Store): string {
+  const allocs = store.table<IndexedRow>("allocs");
+  const nodes = [...store.table<IndexedRow & { ID: string }>("nodes").all()].map((n) => n.ID);
+  const cpu: string[] = [];
+  let rows = 0;
+  for (let round = 0; round < 3; round++) {
+    rows = 0;
+    const start = process.cpuUsage();
+    for (const id of nodes) rows += allocs.by("node", id).length;
+    const used = process.cpuUsage(start);
+    cpu.push(((used.user + used.system) / nodes.length).toFixed(2));
+  }
+  return `node reads: ${nodes.length} nodes, ${(rows / nodes.length).toFixed(1)} rows a node, CPU ${cpu.join(" / ")} µs a read`;
+}
+
 /** One replay of `log` into fresh projections; per record type, from one decode to the next. */
 async function replay(
   log: MemoryLog,
@@ -122,7 +144,7 @@ async function replay(
   close();
   for (const sub of subs) sub.unsubscribe();
   const hash = store.hash();
-  const puts = `${tablePuts(store, "allocs")}; ${tablePuts(store, "evals")}`;
+  const puts = `${nodeReads(store)}; ${tablePuts(store, "allocs")}; ${tablePuts(store, "evals")}`;
   await store.stop();
   return { byType, hash, puts };
 }
