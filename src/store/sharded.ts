@@ -81,6 +81,14 @@ export class KeySet {
   private small: Set<string> | undefined = new Set();
   private shards: (Set<string> | undefined)[] | undefined;
   private count = 0;
+  /**
+   * What the set's owner made of its keys in key order (a table: its rows'
+   * slots), kept until a key is added or removed, so that reading the same
+   * keys again neither sorts them nor looks each one up: a node's
+   * allocations are read on every Node.GetClientAllocs run, and change
+   * only when a placement or a garbage collection adds or removes one.
+   */
+  ordered: readonly unknown[] | undefined;
 
   get size(): number {
     return this.count;
@@ -89,6 +97,7 @@ export class KeySet {
   add(key: string): void {
     if (this.small) {
       this.small.add(key);
+      if (this.small.size !== this.count) this.ordered = undefined;
       this.count = this.small.size;
       if (this.count >= SPLIT_AT) this.split();
       return;
@@ -101,16 +110,23 @@ export class KeySet {
     }
     const before = shard.size;
     shard.add(key);
-    this.count += shard.size - before;
+    if (shard.size !== before) {
+      this.count++;
+      this.ordered = undefined;
+    }
   }
 
   delete(key: string): void {
     if (this.small) {
       this.small.delete(key);
+      if (this.small.size !== this.count) this.ordered = undefined;
       this.count = this.small.size;
       return;
     }
-    if (this.shards![shardOf(key)]?.delete(key)) this.count--;
+    if (this.shards![shardOf(key)]?.delete(key)) {
+      this.count--;
+      this.ordered = undefined;
+    }
   }
 
   *[Symbol.iterator](): Generator<string> {

@@ -1,5 +1,5 @@
 import { SecondaryIndex } from "./secondary-index.ts";
-import { ShardedMap } from "./sharded.ts";
+import { type KeySet, ShardedMap } from "./sharded.ts";
 import { type Compare, compareStrings, SortedList } from "./sorted-list.ts";
 
 /** Every stored row carries the log indexes that created and last changed it. */
@@ -63,6 +63,17 @@ export interface TableSum<R> {
 const MAX_EXACT_AMOUNT = 2 ** 31;
 /** More rows than this in one group and the total is not promised exact. */
 const MAX_EXACT_ROWS = 2 ** 22;
+
+/**
+ * Where a table keeps a row: the primary map holds one per key for as long
+ * as the key has a row, and a put of a new version only changes `row`.
+ * Secondary index sets keep their keys' slots in key order once read (see
+ * KeySet.ordered): `by` then reads each row through its slot, without the
+ * primary map's hash and lookup per key, and never finds an old version.
+ */
+interface Slot<R> {
+  row: R;
+}
 
 /** New keys kept out of a table's key order at most (see Table.pendingKeys). */
 const PENDING_KEYS = 1024;
@@ -144,7 +155,7 @@ export interface AnyTable {
  */
 export class Table<R extends IndexedRow> implements AnyTable {
   readonly name: string;
-  private readonly rows = new ShardedMap<R>();
+  private readonly rows = new ShardedMap<Slot<R>>();
   private readonly keys: SortedList<string> | undefined;
   /**
    * Keys of new rows not in `keys` yet, in the order they came: filed
@@ -189,7 +200,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
   }
 
   get(key: string): R | undefined {
-    return this.rows.get(key);
+    return this.rows.get(key)?.row;
   }
 
   has(key: string): boolean {
@@ -202,7 +213,25 @@ export class Table<R extends IndexedRow> implements AnyTable {
     if (!idx) throw new Error(`table ${this.name} has no index ${index}`);
     const keys = idx.get(value);
     if (!keys) return [];
-    return [...keys].sort(compareStrings).map((k) => this.rows.get(k)!);
+    const slots = (keys.ordered as readonly Slot<R>[] | undefined) ?? this.order(keys);
+    const out = new Array<R>(slots.length);
+    for (let i = 0; i < slots.length; i++) out[i] = slots[i]!.row;
+    return out;
+  }
+
+  /**
+   * The slots of a set's keys in key order, kept on the set until it
+   * changes. A key leaves a set before its slot leaves the table (a delete
+   * unfiles it first), so a kept slot always holds the key's current row.
+   */
+  private order(keys: KeySet): readonly Slot<R>[] {
+    const sorted = [...keys];
+    // The default sort orders strings by UTF-16 code units, as compareStrings does.
+    sorted.sort();
+    const slots = new Array<Slot<R>>(sorted.length);
+    for (let i = 0; i < sorted.length; i++) slots[i] = this.rows.get(sorted[i]!)!;
+    keys.ordered = slots;
+    return slots;
   }
 
   /**
@@ -216,7 +245,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
     if (!idx) throw new Error(`table ${this.name} has no index ${index}`);
     const keys = idx.get(value);
     if (!keys) return;
-    for (const k of keys) yield this.rows.get(k)!;
+    for (const k of keys) yield this.rows.get(k)!.row;
   }
 
   /** How many rows are filed under `value`, without materialising them. */
@@ -241,18 +270,18 @@ export class Table<R extends IndexedRow> implements AnyTable {
     this.fileKeys();
     for (const k of this.keys.iterate(from?.startsWith(prefix) ? from : prefix)) {
       if (!k.startsWith(prefix)) return;
-      yield this.rows.get(k)!;
+      yield this.rows.get(k)!.row;
     }
   }
 
   /** All rows, in primary-key order (or first-stored order for tables without sorted keys). */
   *all(): Generator<R> {
     if (!this.keys) {
-      yield* this.rows.values();
+      for (const slot of this.rows.values()) yield slot.row;
       return;
     }
     this.fileKeys();
-    for (const k of this.keys.iterate()) yield this.rows.get(k)!;
+    for (const k of this.keys.iterate()) yield this.rows.get(k)!.row;
   }
 
   /**
@@ -269,16 +298,19 @@ export class Table<R extends IndexedRow> implements AnyTable {
   /** @internal */
   put(row: R, index: number): R | undefined {
     const key = this.spec.key(row);
-    const before = this.rows.get(key);
-    if (before) this.refile(key, before, row);
-    else {
+    const slot = this.rows.get(key);
+    const before = slot?.row;
+    if (slot) {
+      this.refile(key, slot.row, row);
+      slot.row = row;
+    } else {
       if (this.keys) {
         this.pendingKeys.push(key);
         if (this.pendingKeys.length >= PENDING_KEYS) this.fileKeys();
       }
       this.file(key, row);
+      this.rows.set(key, { row });
     }
-    this.rows.set(key, row);
     for (const sum of this.summers) sum.change(before, row);
     if (this.ordered) {
       if (before && this.spec.order!(before, row) !== 0) this.ordered.remove(before);
@@ -290,8 +322,9 @@ export class Table<R extends IndexedRow> implements AnyTable {
 
   /** @internal */
   delete(key: string, index: number): R | undefined {
-    const before = this.rows.get(key);
-    if (!before) return undefined;
+    const slot = this.rows.get(key);
+    if (!slot) return undefined;
+    const before = slot.row;
     this.rows.delete(key);
     if (this.keys) {
       this.fileKeys();
