@@ -1,3 +1,4 @@
+import { constants, type PerformanceEntry, PerformanceObserver } from "node:perf_hooks";
 import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { pino } from "pino";
@@ -92,6 +93,7 @@ function nodeReads(store: Store): string {
 /** One replay of `log` into fresh projections; per record type, from one decode to the next. */
 async function replay(
   log: MemoryLog,
+  gc: () => void,
 ): Promise<{ byType: Map<string, TypeCost>; hash: string; puts: string }> {
   const codec = new EnvelopeCodec(allSchemas);
   const decode = codec.decode.bind(codec);
@@ -140,11 +142,27 @@ async function replay(
       () => {},
     ),
   );
+  // Scavenges' count and time: a scavenge copies what survives it, so
+  // their time follows the bytes the records leave alive, not those they
+  // allocate.
+  const gcs: PerformanceEntry[] = [];
+  const observer = new PerformanceObserver((list) => gcs.push(...list.getEntries()));
+  observer.observe({ entryTypes: ["gc"] });
   await store.start();
   close();
+  await new Promise((resolve) => setImmediate(resolve));
+  observer.disconnect();
+  const minor = gcs.filter(
+    (e) =>
+      (e as PerformanceEntry & { detail?: { kind: number } }).detail?.kind ===
+      constants.NODE_PERFORMANCE_GC_MINOR,
+  );
+  const scavenges = `${minor.length} scavenges ${minor.reduce((t, e) => t + e.duration, 0).toFixed(0)} ms`;
+  gc();
+  const retained = `heap after a full GC ${(getHeapStatistics().used_heap_size / 2 ** 20).toFixed(1)} MiB`;
   for (const sub of subs) sub.unsubscribe();
   const hash = store.hash();
-  const puts = `${nodeReads(store)}; ${tablePuts(store, "allocs")}; ${tablePuts(store, "evals")}`;
+  const puts = `${scavenges}; ${retained}; ${nodeReads(store)}; ${tablePuts(store, "allocs")}; ${tablePuts(store, "evals")}`;
   await store.stop();
   return { byType, hash, puts };
 }
@@ -161,7 +179,7 @@ describe.skipIf(!dir)("applying a burst's records (figures)", () => {
     const lines: string[] = [];
     for (let run = 0; run < RUNS; run++) {
       gc();
-      const { byType, hash, puts } = await replay(log);
+      const { byType, hash, puts } = await replay(log, gc);
       hashes.add(hash);
       const plan = byType.get("AllocsPlanApplied");
       const client = byType.get("AllocClientUpdated");
