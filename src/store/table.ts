@@ -72,6 +72,7 @@ const MAX_EXACT_ROWS = 2 ** 22;
  * primary map's hash and lookup per key, and never finds an old version.
  */
 interface Slot<R> {
+  readonly key: string;
   row: R;
 }
 
@@ -220,9 +221,10 @@ export class Table<R extends IndexedRow> implements AnyTable {
   }
 
   /**
-   * The slots of a set's keys in key order, kept on the set until it
-   * changes. A key leaves a set before its slot leaves the table (a delete
-   * unfiles it first), so a kept slot always holds the key's current row.
+   * The slots of a set's keys in key order, kept on the set as keys come
+   * and go (KeySet.ordered). A delete unfiles the key as it drops the
+   * slot, and a put of a new version changes the slot's row: a kept slot
+   * always holds its key's current row.
    */
   private order(keys: KeySet): readonly Slot<R>[] {
     const sorted = [...keys];
@@ -237,8 +239,8 @@ export class Table<R extends IndexedRow> implements AnyTable {
   /**
    * Rows filed under `value` in no promised order (the key set's own), for
    * sums and checks whose answer does not depend on it: `by` sorts the keys
-   * on every call, which the plan applier's node check paid once per node
-   * of every plan record.
+   * when the set has no kept order, which the plan applier's node check
+   * paid once per node of every plan record.
    */
   *eachBy(index: string, value: string): Generator<R> {
     const idx = this.secondary.get(index);
@@ -301,15 +303,16 @@ export class Table<R extends IndexedRow> implements AnyTable {
     const slot = this.rows.get(key);
     const before = slot?.row;
     if (slot) {
-      this.refile(key, slot.row, row);
+      this.refile(slot, slot.row, row);
       slot.row = row;
     } else {
       if (this.keys) {
         this.pendingKeys.push(key);
         if (this.pendingKeys.length >= PENDING_KEYS) this.fileKeys();
       }
-      this.file(key, row);
-      this.rows.set(key, { row });
+      const created: Slot<R> = { key, row };
+      this.file(created);
+      this.rows.set(key, created);
     }
     for (const sum of this.summers) sum.change(before, row);
     if (this.ordered) {
@@ -370,11 +373,12 @@ export class Table<R extends IndexedRow> implements AnyTable {
     this.keys!.upsertSorted(pending);
   }
 
-  private file(key: string, row: R): void {
+  private file(slot: Slot<R>): void {
+    const { key, row } = slot;
     for (const [idx, fn] of this.indexers) {
       const values = fn(row);
-      if (typeof values === "string") idx.file(values, key);
-      else if (values) for (const value of values) idx.file(value, key);
+      if (typeof values === "string") idx.file(values, key, slot);
+      else if (values) for (const value of values) idx.file(value, key, slot);
     }
   }
 
@@ -383,7 +387,8 @@ export class Table<R extends IndexedRow> implements AnyTable {
    * (an allocation's node, job and namespace never change): those cost
    * nothing, where unfiling and filing again would touch every set.
    */
-  private refile(key: string, before: R, after: R): void {
+  private refile(slot: Slot<R>, before: R, after: R): void {
+    const key = slot.key;
     for (const [idx, fn, fields] of this.indexers) {
       if (fields !== undefined && sameFields(fields, before, after)) continue;
       const was = fn(before);
@@ -392,8 +397,8 @@ export class Table<R extends IndexedRow> implements AnyTable {
         continue;
       if (typeof was === "string") idx.unfile(was, key);
       else if (was) for (const value of was) idx.unfile(value, key);
-      if (typeof now === "string") idx.file(now, key);
-      else if (now) for (const value of now) idx.file(value, key);
+      if (typeof now === "string") idx.file(now, key, slot);
+      else if (now) for (const value of now) idx.file(value, key, slot);
     }
   }
 
