@@ -161,7 +161,14 @@ async function replay(
   await store.start();
   close();
   const minor = profiler.stop().statistics.filter((g) => g.gcType === "Scavenge");
-  const scavenges = `${minor.length} scavenges ${(minor.reduce((t, g) => t + g.cost, 0) / 1000).toFixed(0)} ms`;
+  // What they copied, steadier than their time on a shared machine: the
+  // survivors left in the young generation and the growth of the old one.
+  const space = (g: (typeof minor)[number]["afterGC"], name: string) =>
+    g.heapSpaceStatistics.find((s) => s.spaceName === name)?.spaceUsedSize ?? 0;
+  let copied = 0;
+  for (const g of minor)
+    copied += space(g.afterGC, "new_space") + space(g.afterGC, "old_space") - space(g.beforeGC, "old_space");
+  const scavenges = `${minor.length} scavenges ${(minor.reduce((t, g) => t + g.cost, 0) / 1000).toFixed(0)} ms, copied ${(copied / 2 ** 20).toFixed(0)} MiB`;
   gc();
   const retained = `heap after a full GC ${(getHeapStatistics().used_heap_size / 2 ** 20).toFixed(1)} MiB`;
   for (const sub of subs) sub.unsubscribe();
