@@ -198,6 +198,15 @@ export function historyProjection(observedTables: readonly string[]) {
       last = { event, time: new Date(event.at).toISOString(), cause: causeOf(event) };
     return last;
   };
+  // A client update record reports many allocations of each node in a row:
+  // their entries share one actor, which they keep until the next change.
+  let nodeActor: Actor | undefined;
+  const actorFor = (event: Envelope, row: Row): Actor => {
+    if (!REPORTED_BY_NODE.has(event.type) || typeof row.NodeID !== "string") return actorOf(event, row);
+    // As actorOf's, made once for each run of one node's allocations.
+    if (nodeActor?.id !== row.NodeID) nodeActor = { kind: "node", id: row.NodeID };
+    return nodeActor;
+  };
 
   const projection: Projection = {
     name: "history",
@@ -216,7 +225,7 @@ export function historyProjection(observedTables: readonly string[]) {
       const row = (after ?? before)!;
       if (!after && tracked.deletedWithObject) return;
       const { time, cause } = describe(event);
-      const actor = actorOf(event, row);
+      const actor = actorFor(event, row);
       const at = { Index: ctx.index, Time: time, Cause: cause, Actor: actor };
       let entries: HistoryEntry[];
       if (!after) entries = [historyEntry(at, "(deleted)", null, null)];
@@ -245,6 +254,11 @@ export function historyProjection(observedTables: readonly string[]) {
         }
         tracked.details?.(at, before, after, entries);
         if (entries.length === 0) return;
+        // Kept in the row until the object's next change: an array grown by
+        // push holds 17 slots for its first entry (V8's growth), 128 bytes
+        // more than an exact copy, which every scavenge the row survives
+        // copies again and the old generation keeps.
+        entries = entries.slice();
       }
       const id = String(row.ID ?? change.key);
       const namespace = typeof row.Namespace === "string" ? row.Namespace : "";

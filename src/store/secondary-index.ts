@@ -1,4 +1,4 @@
-import { KeySet, ShardedMap } from "./sharded.ts";
+import { type Keyed, KeySet, ShardedMap } from "./sharded.ts";
 
 /**
  * One secondary index of a table: the keys of the rows filed under each
@@ -17,7 +17,8 @@ export class SecondaryIndex {
     return this.sets.get(value);
   }
 
-  file(value: string, key: string): void {
+  /** Files `key` under `value`; `item`, if given, is what the set keeps in its key order for it (KeySet.ordered). */
+  file(value: string, key: string, item?: Keyed): void {
     let set = this.lastSet !== undefined && this.lastValue === value ? this.lastSet : this.sets.get(value);
     if (!set) {
       set = new KeySet();
@@ -25,7 +26,7 @@ export class SecondaryIndex {
     }
     this.lastValue = value;
     this.lastSet = set;
-    set.add(key);
+    set.add(key, item);
   }
 
   unfile(value: string, key: string): void {

@@ -68,6 +68,18 @@ export class ShardedMap<V> {
   }
 }
 
+/** What a KeySet keeps in its keys' order: each item knows its key. */
+export interface Keyed {
+  readonly key: string;
+}
+
+/**
+ * A set's kept order (KeySet.ordered) is kept up through adds and removes
+ * while it holds at most this many items, an insert or removal in place;
+ * a larger one is dropped on a change and made again by the next read.
+ */
+const ORDERED_KEPT_UP_TO = 256;
+
 /** Sets stay plain and small until they hold this many keys (a secondary index value has a few, mostly). */
 const SPLIT_AT = 16_384;
 
@@ -81,14 +93,24 @@ export class KeySet {
   private small: Set<string> | undefined = new Set();
   private shards: (Set<string> | undefined)[] | undefined;
   private count = 0;
+  /**
+   * What the set's owner made of its keys in key order (a table: its rows'
+   * slots), kept as keys are added (with their item) and removed, so that
+   * reading the keys again neither sorts them nor looks each one up: a
+   * node's allocations are read on every Node.GetClientAllocs run, and
+   * change when a placement or a garbage collection adds or removes one.
+   * Dropped when a key comes without its item, or the set is large.
+   */
+  ordered: Keyed[] | undefined;
 
   get size(): number {
     return this.count;
   }
 
-  add(key: string): void {
+  add(key: string, item?: Keyed): void {
     if (this.small) {
       this.small.add(key);
+      if (this.small.size !== this.count) this.added(key, item);
       this.count = this.small.size;
       if (this.count >= SPLIT_AT) this.split();
       return;
@@ -101,16 +123,38 @@ export class KeySet {
     }
     const before = shard.size;
     shard.add(key);
-    this.count += shard.size - before;
+    if (shard.size !== before) {
+      this.count++;
+      this.added(key, item);
+    }
   }
 
   delete(key: string): void {
     if (this.small) {
       this.small.delete(key);
+      if (this.small.size !== this.count) this.removed(key);
       this.count = this.small.size;
       return;
     }
-    if (this.shards![shardOf(key)]?.delete(key)) this.count--;
+    if (this.shards![shardOf(key)]?.delete(key)) {
+      this.count--;
+      this.removed(key);
+    }
+  }
+
+  private added(key: string, item: Keyed | undefined): void {
+    const o = this.ordered;
+    if (o === undefined) return;
+    if (item === undefined || item.key !== key || o.length >= ORDERED_KEPT_UP_TO) this.ordered = undefined;
+    else o.splice(lowerBound(o, key), 0, item);
+  }
+
+  private removed(key: string): void {
+    const o = this.ordered;
+    if (o === undefined) return;
+    const i = o.length > ORDERED_KEPT_UP_TO ? -1 : lowerBound(o, key);
+    if (i >= 0 && o[i]?.key === key) o.splice(i, 1);
+    else this.ordered = undefined;
   }
 
   *[Symbol.iterator](): Generator<string> {
@@ -128,4 +172,16 @@ export class KeySet {
     this.count = 0;
     for (const key of keys) this.add(key);
   }
+}
+
+/** The first position in `items` (in key order) whose key is not below `key`; `<` is code unit order, as the default sort's. */
+function lowerBound(items: readonly Keyed[], key: string): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (items[mid]!.key < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

@@ -1,5 +1,5 @@
 import { SecondaryIndex } from "./secondary-index.ts";
-import { ShardedMap } from "./sharded.ts";
+import { type KeySet, ShardedMap } from "./sharded.ts";
 import { type Compare, compareStrings, SortedList } from "./sorted-list.ts";
 
 /** Every stored row carries the log indexes that created and last changed it. */
@@ -63,6 +63,18 @@ export interface TableSum<R> {
 const MAX_EXACT_AMOUNT = 2 ** 31;
 /** More rows than this in one group and the total is not promised exact. */
 const MAX_EXACT_ROWS = 2 ** 22;
+
+/**
+ * Where a table keeps a row: the primary map holds one per key for as long
+ * as the key has a row, and a put of a new version only changes `row`.
+ * Secondary index sets keep their keys' slots in key order once read (see
+ * KeySet.ordered): `by` then reads each row through its slot, without the
+ * primary map's hash and lookup per key, and never finds an old version.
+ */
+interface Slot<R> {
+  readonly key: string;
+  row: R;
+}
 
 /** New keys kept out of a table's key order at most (see Table.pendingKeys). */
 const PENDING_KEYS = 1024;
@@ -144,7 +156,7 @@ export interface AnyTable {
  */
 export class Table<R extends IndexedRow> implements AnyTable {
   readonly name: string;
-  private readonly rows = new ShardedMap<R>();
+  private readonly rows = new ShardedMap<Slot<R>>();
   private readonly keys: SortedList<string> | undefined;
   /**
    * Keys of new rows not in `keys` yet, in the order they came: filed
@@ -189,7 +201,7 @@ export class Table<R extends IndexedRow> implements AnyTable {
   }
 
   get(key: string): R | undefined {
-    return this.rows.get(key);
+    return this.rows.get(key)?.row;
   }
 
   has(key: string): boolean {
@@ -202,21 +214,40 @@ export class Table<R extends IndexedRow> implements AnyTable {
     if (!idx) throw new Error(`table ${this.name} has no index ${index}`);
     const keys = idx.get(value);
     if (!keys) return [];
-    return [...keys].sort(compareStrings).map((k) => this.rows.get(k)!);
+    const slots = (keys.ordered as readonly Slot<R>[] | undefined) ?? this.order(keys);
+    const out = new Array<R>(slots.length);
+    for (let i = 0; i < slots.length; i++) out[i] = slots[i]!.row;
+    return out;
+  }
+
+  /**
+   * The slots of a set's keys in key order, kept on the set as keys come
+   * and go (KeySet.ordered). A delete unfiles the key as it drops the
+   * slot, and a put of a new version changes the slot's row: a kept slot
+   * always holds its key's current row.
+   */
+  private order(keys: KeySet): readonly Slot<R>[] {
+    const sorted = [...keys];
+    // The default sort orders strings by UTF-16 code units, as compareStrings does.
+    sorted.sort();
+    const slots = new Array<Slot<R>>(sorted.length);
+    for (let i = 0; i < sorted.length; i++) slots[i] = this.rows.get(sorted[i]!)!;
+    keys.ordered = slots;
+    return slots;
   }
 
   /**
    * Rows filed under `value` in no promised order (the key set's own), for
    * sums and checks whose answer does not depend on it: `by` sorts the keys
-   * on every call, which the plan applier's node check paid once per node
-   * of every plan record.
+   * when the set has no kept order, which the plan applier's node check
+   * paid once per node of every plan record.
    */
   *eachBy(index: string, value: string): Generator<R> {
     const idx = this.secondary.get(index);
     if (!idx) throw new Error(`table ${this.name} has no index ${index}`);
     const keys = idx.get(value);
     if (!keys) return;
-    for (const k of keys) yield this.rows.get(k)!;
+    for (const k of keys) yield this.rows.get(k)!.row;
   }
 
   /** How many rows are filed under `value`, without materialising them. */
@@ -241,18 +272,18 @@ export class Table<R extends IndexedRow> implements AnyTable {
     this.fileKeys();
     for (const k of this.keys.iterate(from?.startsWith(prefix) ? from : prefix)) {
       if (!k.startsWith(prefix)) return;
-      yield this.rows.get(k)!;
+      yield this.rows.get(k)!.row;
     }
   }
 
   /** All rows, in primary-key order (or first-stored order for tables without sorted keys). */
   *all(): Generator<R> {
     if (!this.keys) {
-      yield* this.rows.values();
+      for (const slot of this.rows.values()) yield slot.row;
       return;
     }
     this.fileKeys();
-    for (const k of this.keys.iterate()) yield this.rows.get(k)!;
+    for (const k of this.keys.iterate()) yield this.rows.get(k)!.row;
   }
 
   /**
@@ -269,16 +300,20 @@ export class Table<R extends IndexedRow> implements AnyTable {
   /** @internal */
   put(row: R, index: number): R | undefined {
     const key = this.spec.key(row);
-    const before = this.rows.get(key);
-    if (before) this.refile(key, before, row);
-    else {
+    const slot = this.rows.get(key);
+    const before = slot?.row;
+    if (slot) {
+      this.refile(slot, slot.row, row);
+      slot.row = row;
+    } else {
       if (this.keys) {
         this.pendingKeys.push(key);
         if (this.pendingKeys.length >= PENDING_KEYS) this.fileKeys();
       }
-      this.file(key, row);
+      const created: Slot<R> = { key, row };
+      this.file(created);
+      this.rows.set(key, created);
     }
-    this.rows.set(key, row);
     for (const sum of this.summers) sum.change(before, row);
     if (this.ordered) {
       if (before && this.spec.order!(before, row) !== 0) this.ordered.remove(before);
@@ -290,8 +325,9 @@ export class Table<R extends IndexedRow> implements AnyTable {
 
   /** @internal */
   delete(key: string, index: number): R | undefined {
-    const before = this.rows.get(key);
-    if (!before) return undefined;
+    const slot = this.rows.get(key);
+    if (!slot) return undefined;
+    const before = slot.row;
     this.rows.delete(key);
     if (this.keys) {
       this.fileKeys();
@@ -337,11 +373,12 @@ export class Table<R extends IndexedRow> implements AnyTable {
     this.keys!.upsertSorted(pending);
   }
 
-  private file(key: string, row: R): void {
+  private file(slot: Slot<R>): void {
+    const { key, row } = slot;
     for (const [idx, fn] of this.indexers) {
       const values = fn(row);
-      if (typeof values === "string") idx.file(values, key);
-      else if (values) for (const value of values) idx.file(value, key);
+      if (typeof values === "string") idx.file(values, key, slot);
+      else if (values) for (const value of values) idx.file(value, key, slot);
     }
   }
 
@@ -350,7 +387,8 @@ export class Table<R extends IndexedRow> implements AnyTable {
    * (an allocation's node, job and namespace never change): those cost
    * nothing, where unfiling and filing again would touch every set.
    */
-  private refile(key: string, before: R, after: R): void {
+  private refile(slot: Slot<R>, before: R, after: R): void {
+    const key = slot.key;
     for (const [idx, fn, fields] of this.indexers) {
       if (fields !== undefined && sameFields(fields, before, after)) continue;
       const was = fn(before);
@@ -359,8 +397,8 @@ export class Table<R extends IndexedRow> implements AnyTable {
         continue;
       if (typeof was === "string") idx.unfile(was, key);
       else if (was) for (const value of was) idx.unfile(value, key);
-      if (typeof now === "string") idx.file(now, key);
-      else if (now) for (const value of now) idx.file(value, key);
+      if (typeof now === "string") idx.file(now, key, slot);
+      else if (now) for (const value of now) idx.file(value, key, slot);
     }
   }
 

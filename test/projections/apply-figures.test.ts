@@ -1,4 +1,4 @@
-import { getHeapStatistics, setFlagsFromString } from "node:v8";
+import { GCProfiler, getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { pino } from "pino";
 import { filter } from "rxjs";
@@ -67,9 +67,44 @@ function tablePuts(store: Store, name: string): string {
   return `${name} ${rows.length} puts, CPU ${cpu.join(" / ")} µs a put`;
 }
 
+/**
+ * Node.GetClientAllocs' table read (`allocs.by("node", …)`) of every node,
+ * three rounds: process CPU a read. The first round follows the replay's
+ * last change of each node's allocations, as a poll woken by a placement;
+ * the next ones read sets unchanged since, as the poll's first run after
+ * its answer (a client's status updates change no node's set). Then one
+ * new row on each node (a copy of one of its allocations under a new ID,
+ * put into the table directly, untimed) and every node read again, as a
+ * poll woken by a placement: the last figure. It changes the table: run
+ * it last.
+ */
+function nodeReads(store: Store): string {
+  const allocs = store.table<IndexedRow & { ID: string }>("allocs");
+  const nodes = [...store.table<IndexedRow & { ID: string }>("nodes").all()].map((n) => n.ID);
+  const cpu: string[] = [];
+  let rows = 0;
+  for (let round = 0; round < 3; round++) {
+    rows = 0;
+    const start = process.cpuUsage();
+    for (const id of nodes) rows += allocs.by("node", id).length;
+    const used = process.cpuUsage(start);
+    cpu.push(((used.user + used.system) / nodes.length).toFixed(2));
+  }
+  for (const id of nodes) {
+    const [some] = allocs.by("node", id);
+    if (some) allocs.put({ ...some, ID: `${some.ID.slice(0, 8)}-new` }, some.ModifyIndex);
+  }
+  const start = process.cpuUsage();
+  for (const id of nodes) allocs.by("node", id);
+  const used = process.cpuUsage(start);
+  cpu.push(`after a new row ${((used.user + used.system) / nodes.length).toFixed(2)}`);
+  return `node reads: ${nodes.length} nodes, ${(rows / nodes.length).toFixed(1)} rows a node, CPU ${cpu.join(" / ")} µs a read`;
+}
+
 /** One replay of `log` into fresh projections; per record type, from one decode to the next. */
 async function replay(
   log: MemoryLog,
+  gc: () => void,
 ): Promise<{ byType: Map<string, TypeCost>; hash: string; puts: string }> {
   const codec = new EnvelopeCodec(allSchemas);
   const decode = codec.decode.bind(codec);
@@ -118,11 +153,27 @@ async function replay(
       () => {},
     ),
   );
+  // Scavenges' count and time: a scavenge copies what survives it, so
+  // their time follows the bytes the records leave alive, not those they
+  // allocate.
+  const profiler = new GCProfiler();
+  profiler.start();
   await store.start();
   close();
+  const minor = profiler.stop().statistics.filter((g) => g.gcType === "Scavenge");
+  // What they copied, steadier than their time on a shared machine: the
+  // survivors left in the young generation and the growth of the old one.
+  const space = (g: (typeof minor)[number]["afterGC"], name: string) =>
+    g.heapSpaceStatistics.find((s) => s.spaceName === name)?.spaceUsedSize ?? 0;
+  let copied = 0;
+  for (const g of minor)
+    copied += space(g.afterGC, "new_space") + space(g.afterGC, "old_space") - space(g.beforeGC, "old_space");
+  const scavenges = `${minor.length} scavenges ${(minor.reduce((t, g) => t + g.cost, 0) / 1000).toFixed(0)} ms, copied ${(copied / 2 ** 20).toFixed(0)} MiB`;
+  gc();
+  const retained = `heap after a full GC ${(getHeapStatistics().used_heap_size / 2 ** 20).toFixed(1)} MiB`;
   for (const sub of subs) sub.unsubscribe();
   const hash = store.hash();
-  const puts = `${tablePuts(store, "allocs")}; ${tablePuts(store, "evals")}`;
+  const puts = `${scavenges}; ${retained}; ${tablePuts(store, "allocs")}; ${tablePuts(store, "evals")}; ${nodeReads(store)}`;
   await store.stop();
   return { byType, hash, puts };
 }
@@ -139,7 +190,7 @@ describe.skipIf(!dir)("applying a burst's records (figures)", () => {
     const lines: string[] = [];
     for (let run = 0; run < RUNS; run++) {
       gc();
-      const { byType, hash, puts } = await replay(log);
+      const { byType, hash, puts } = await replay(log, gc);
       hashes.add(hash);
       const plan = byType.get("AllocsPlanApplied");
       const client = byType.get("AllocClientUpdated");

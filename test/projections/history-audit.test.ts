@@ -4,7 +4,7 @@ import { jobDiffSummary, MAX_TASK_EVENTS_PER_UPDATE } from "../../projections/hi
 import { drainStartIn } from "../../src/services/node-drainer.ts";
 import type { Draft } from "../../src/store/writer.ts";
 import type { NodeDrainUpdated } from "../../streams/nodes.ts";
-import { AT, alloc, memoryStore, placed, registered, statusChange } from "./memory-store.ts";
+import { AT, alloc, clientUpdate, memoryStore, placed, registered, statusChange } from "./memory-store.ts";
 
 async function readyNode(id = "n1") {
   const m = await memoryStore();
@@ -195,6 +195,27 @@ describe("history: task events", () => {
       taskUpdate("a1", "n1", { web: [event(3), event(4, "Killing")], sidecar: [event(3, "Received")] }),
     );
     expect(m.history("allocation", "a1")).toHaveLength(before);
+  });
+
+  it("names each allocation's own node as the actor of a client update record reporting several nodes", async () => {
+    const m = await readyNode("n1");
+    await m.write(registered("n2"), statusChange("n2", "initializing", "ready"));
+    const spread = [
+      ["a1", "n1"],
+      ["a2", "n1"],
+      ["b1", "n2"],
+      ["a3", "n1"],
+      ["b2", "n2"],
+    ] as const;
+    await m.write(placed(...spread.map(([id, node]) => alloc(id, node))));
+    const reports = spread.map(
+      ([id, node]) => clientUpdate(id, node, "running").data as { Allocs: unknown[] },
+    );
+    await m.write({ type: "AllocClientUpdated", v: 1, data: { Allocs: reports.flatMap((r) => r.Allocs) } });
+    for (const [id, node] of spread) {
+      const running = m.history("allocation", id).find((h) => h.Field === "ClientStatus");
+      expect(running?.Actor).toEqual({ kind: "node", id: node });
+    }
   });
 
   it("caps the entries one update adds, counting the rest", async () => {

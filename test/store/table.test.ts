@@ -162,4 +162,57 @@ describe("Table", () => {
     t.put(row("zz-new", "n", 3), 3);
     expect([...t.withPrefix("zz-")].map((x) => x.ID)).toEqual(["zz-new"]);
   });
+
+  it("reads an index value's rows in key order, current versions, through puts, moves and deletes between reads", () => {
+    const random = seededRandom(7);
+    const t = table();
+    const model = new Map<string, Row>();
+    const nodes = ["n1", "n2", "n3"];
+    const expected = (node: string) =>
+      [...model.values()].filter((r) => r.NodeID === node).sort((a, b) => (a.ID < b.ID ? -1 : 1));
+    for (let step = 1; step < 4000; step++) {
+      const r = random();
+      const keys = [...model.keys()];
+      const some = keys[Math.floor(random() * keys.length)];
+      const node = nodes[Math.floor(random() * nodes.length)]!;
+      if (r < 0.35 || some === undefined) {
+        const created = row(Math.floor(random() * 1e9).toString(36), node, step);
+        t.put(created, step);
+        model.set(created.ID, created);
+      } else if (r < 0.6) {
+        // A new version on the same node: the set keeps its keys.
+        const updated = { ...model.get(some)!, ModifyIndex: step };
+        t.put(updated, step);
+        model.set(some, updated);
+      } else if (r < 0.7) {
+        const moved = { ...model.get(some)!, NodeID: node, ModifyIndex: step };
+        t.put(moved, step);
+        model.set(some, moved);
+      } else if (r < 0.8) {
+        t.delete(some, step);
+        model.delete(some);
+      } else {
+        const read = t.by("node", node);
+        expect(read).toEqual(expected(node));
+        // Each read is a new array: what a caller does with it stays its own.
+        read.reverse();
+      }
+    }
+    for (const node of nodes) expect(t.by("node", node)).toEqual(expected(node));
+    t.restore([...model.values()], 9999);
+    for (const node of nodes) expect(t.by("node", node)).toEqual(expected(node));
+  });
+
+  it("reads a set split into shards as one in key order, before and after a key is added", () => {
+    const t = table();
+    const ids = Array.from({ length: 16_400 }, (_, i) => `k${(i * 7919) % 16_400}`);
+    for (const [i, id] of ids.entries()) t.put(row(id, "n", i + 1), i + 1);
+    expect(t.by("node", "n").map((r) => r.ID)).toEqual([...ids].sort());
+    t.put(row("a-first", "n", 20_000), 20_000);
+    t.delete("k1", 20_001);
+    const after = t.by("node", "n").map((r) => r.ID);
+    expect(after[0]).toBe("a-first");
+    expect(after).not.toContain("k1");
+    expect(after).toHaveLength(16_400);
+  });
 });
