@@ -32,7 +32,7 @@ describe("csiViewOf", () => {
     expect(view.alloc("a1")).toBeUndefined();
     allocs.set("a1", { ID: "a1", NodeID: "n1" } as AllocRow);
     expect(csiViewOf(t).alloc("a1")?.ID).toBe("a1");
-    expect(csiViewOf(t).allocsOnNode("n1").map((a) => a.ID)).toEqual(["a1"]);
+    expect([...csiViewOf(t).allocsOnNode("n1")].map((a) => a.ID)).toEqual(["a1"]);
     expect(csiViewOf(t).volume("default", "v1")).toBeUndefined();
     expect(csiViewOf(t).plugin("p1")).toBeUndefined();
   });
