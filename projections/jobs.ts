@@ -166,7 +166,7 @@ export function jobsProjection(deps: JobsProjectionDeps) {
     const version = previous === undefined ? 0 : previous + 1;
     let summary = summaries.get(key) ?? freshSummary(spec, ctx.index);
     summary = withGroups(summary, spec);
-    if (data.Eval) summary = withEvals(summary, 1, 1);
+    if (data.Eval) summary = withActivity(summary, { LiveEvals: 1, Evals: 1 });
     const row = jobRowOf(spec, {
       NodePool: nodePool,
       Status: jobStatus(spec, summary.Activity),
@@ -198,7 +198,7 @@ export function jobsProjection(deps: JobsProjectionDeps) {
       return;
     }
     let summary = summaries.get(key) ?? freshSummary(existing, ctx.index);
-    if (data.Eval) summary = withEvals(summary, 1, 1);
+    if (data.Eval) summary = withActivity(summary, { LiveEvals: 1, Evals: 1 });
     const row: JobRow = {
       ...existing,
       Stop: true,
@@ -279,7 +279,7 @@ export function jobsProjection(deps: JobsProjectionDeps) {
   const countNewEval = (ctx: ApplyContext, key: string) => {
     const summary = summaries.get(key);
     if (!summary) return;
-    const next = withEvals(summary, 1, 1);
+    const next = withActivity(summary, { LiveEvals: 1, Evals: 1 });
     ctx.put(summaries, next);
     const job = jobs.get(key);
     const status = job && jobStatus(job, next.Activity);
@@ -426,21 +426,15 @@ function withGroups(summary: JobSummaryRow, spec: JobSpec): JobSummaryRow {
   return { ...summary, Summary: groups };
 }
 
-/**
- * The summary with its evaluation counts moved by `dLive` and `dAll`. Not a
- * delta object read with `?? 0` per count: a registration applies this
- * three times on each thread, and in a cold server's profile the general
- * form was 0.9% of the main thread by itself.
- */
-function withEvals(summary: JobSummaryRow, dLive: number, dAll: number): JobSummaryRow {
+function withActivity(summary: JobSummaryRow, delta: Partial<JobActivity>): JobSummaryRow {
   const a = summary.Activity;
   return {
     ...summary,
     Activity: {
-      LiveAllocs: Math.max(0, a.LiveAllocs),
-      Allocs: Math.max(0, a.Allocs),
-      LiveEvals: Math.max(0, a.LiveEvals + dLive),
-      Evals: Math.max(0, a.Evals + dAll),
+      LiveAllocs: Math.max(0, a.LiveAllocs + (delta.LiveAllocs ?? 0)),
+      Allocs: Math.max(0, a.Allocs + (delta.Allocs ?? 0)),
+      LiveEvals: Math.max(0, a.LiveEvals + (delta.LiveEvals ?? 0)),
+      Evals: Math.max(0, a.Evals + (delta.Evals ?? 0)),
     },
   };
 }
@@ -509,7 +503,7 @@ function liveEval(e: EvaluationRow | undefined): number {
   return e && !isTerminalEvalStatus(e.Status) ? 1 : 0;
 }
 
-/** The activity counts with an allocation change's sums (withEvals' counterpart). */
+/** withActivity's sums for an allocation change, without its delta object. */
 function addedAllocs(a: JobActivity, dLive: number, dAll: number): JobActivity {
   return {
     LiveAllocs: Math.max(0, a.LiveAllocs + dLive),
@@ -528,7 +522,7 @@ function evalChanged(
 ): JobSummaryRow {
   const dLive = liveEval(after) - liveEval(before);
   const dAll = (after ? 1 : 0) - (before ? 1 : 0);
-  let next = dLive !== 0 || dAll !== 0 ? withEvals(summary, dLive, dAll) : summary;
+  let next = dLive !== 0 || dAll !== 0 ? withActivity(summary, { LiveEvals: dLive, Evals: dAll }) : summary;
   const queued = after?.QueuedAllocations;
   if (!queued) return next;
   let groups: Record<string, TaskGroupSummary> | undefined;
