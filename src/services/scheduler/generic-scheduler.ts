@@ -226,58 +226,83 @@ function* computePlacements(
   nowNs: number,
 ): Steps<Record<string, AllocMetric> | null> {
   let failed: Record<string, AllocMetric> | null = null;
-  const one = (
-    name: string,
-    tg: TaskGroupSpec,
-    prev: AllocRow | undefined,
-    reschedule: boolean,
-    stopPrev?: string,
-    canary = false,
-  ) => {
-    const earlier = failed?.[tg.Name];
-    if (earlier) {
-      earlier.CoalescedFailures++;
-      earlier.exhaustResources(tg);
-      return;
-    }
-    if (prev && stopPrev !== undefined) plan.appendStop(prev, stopPrev);
-    const { selection, metric } = stack.select(
-      tg,
-      prev ? { penaltyNodes: penaltyNodes(prev), allocName: name } : { allocName: name },
-    );
-    if (selection) {
-      const p = placement(
-        ctx.newID(),
-        name,
-        tg,
-        selection.node.ID,
-        selection.score,
-        metric.NodesEvaluated,
-        prev,
-        reschedule,
-        nowNs,
-      );
-      const withNetwork = selection.network ? { ...p, ...selection.network } : p;
-      const explained =
-        stack.explains || metric.eventful ? { ...withNetwork, Metrics: metric.explanation() } : withNetwork;
-      plan.appendPlacement(canary ? { ...explained, Canary: true } : explained);
-      appendPreemptions(plan, selection);
-      return;
-    }
-    metric.exhaustResources(tg);
-    failed ??= {};
-    failed[tg.Name] = metric;
-    if (prev && stopPrev !== undefined) plan.popStop(prev);
-  };
   for (const d of destructive) {
-    one(d.name, d.tg, d.stop, false, d.description);
+    failed = placeOne(ctx, stack, plan, nowNs, failed, d.name, d.tg, d.stop, false, d.description, false);
     yield;
   }
   for (const p of place) {
-    one(p.name, p.tg, p.previous, p.reschedule, undefined, p.canary === true);
+    failed = placeOne(
+      ctx,
+      stack,
+      plan,
+      nowNs,
+      failed,
+      p.name,
+      p.tg,
+      p.previous,
+      p.reschedule,
+      undefined,
+      p.canary === true,
+    );
     yield;
   }
   return failed;
+}
+
+/**
+ * One placement of computePlacements, or its failure added to `failed`
+ * (returned, made on the first). A module function, not a closure per
+ * pass: under tsx (esbuild's keepNames) each named closure made costs a
+ * defineProperty of its name (`__name`), 5% of a pass that places nothing.
+ */
+function placeOne(
+  ctx: SchedulerContext,
+  stack: PlacementStack,
+  plan: Plan,
+  nowNs: number,
+  failed: Record<string, AllocMetric> | null,
+  name: string,
+  tg: TaskGroupSpec,
+  prev: AllocRow | undefined,
+  reschedule: boolean,
+  stopPrev: string | undefined,
+  canary: boolean,
+): Record<string, AllocMetric> | null {
+  const earlier = failed?.[tg.Name];
+  if (earlier) {
+    earlier.CoalescedFailures++;
+    earlier.exhaustResources(tg);
+    return failed;
+  }
+  if (prev && stopPrev !== undefined) plan.appendStop(prev, stopPrev);
+  const { selection, metric } = stack.select(
+    tg,
+    prev ? { penaltyNodes: penaltyNodes(prev), allocName: name } : { allocName: name },
+  );
+  if (selection) {
+    const p = placement(
+      ctx.newID(),
+      name,
+      tg,
+      selection.node.ID,
+      selection.score,
+      metric.NodesEvaluated,
+      prev,
+      reschedule,
+      nowNs,
+    );
+    const withNetwork = selection.network ? { ...p, ...selection.network } : p;
+    const explained =
+      stack.explains || metric.eventful ? { ...withNetwork, Metrics: metric.explanation() } : withNetwork;
+    plan.appendPlacement(canary ? { ...explained, Canary: true } : explained);
+    appendPreemptions(plan, selection);
+    return failed;
+  }
+  metric.exhaustResources(tg);
+  const next = failed ?? {};
+  next[tg.Name] = metric;
+  if (prev && stopPrev !== undefined) plan.popStop(prev);
+  return next;
 }
 
 /**
