@@ -68,8 +68,8 @@ export function inProcessPass(outcome: ScheduleOutcome, snapshotIndex: number): 
     escaped: outcome.escaped,
     deploymentID: outcome.deploymentID,
     delayInstead: outcome.delayInstead,
-    submit: (t) =>
-      submitPlan(
+    submit(t) {
+      return submitPlan(
         (drafts) => t.write(drafts),
         t.tables,
         outcome.plan,
@@ -77,7 +77,8 @@ export function inProcessPass(outcome: ScheduleOutcome, snapshotIndex: number): 
         t.newID,
         t.identities,
         snapshotIndex,
-      ),
+      );
+    },
   };
 }
 
@@ -96,9 +97,15 @@ export function threadPass(message: ScheduleOutcomeMessage, codec: EnvelopeCodec
     escaped: message.escaped,
     deploymentID: message.deploymentID,
     delayInstead: message.delayInstead,
-    submit: (t) => submitThreadPlan((records) => t.write(records), codec, t.tables, message, t.identities),
+    // Methods, not arrow properties: under tsx (esbuild's keepNames) each
+    // arrow made per pass costs a defineProperty of its name (`__name`).
+    submit(t) {
+      return submitThreadPlan((records) => t.write(records), codec, t.tables, message, t.identities);
+    },
     blockedID: message.update?.blocked?.id,
-    encodedOutcome: (updated, blocked) => outcomeWritables(codec, message, updated, blocked),
+    encodedOutcome(updated, blocked) {
+      return outcomeWritables(codec, message, updated, blocked);
+    },
   };
 }
 

@@ -63,14 +63,10 @@ export class PlacementPreferences {
 
   /** Undefined when neither the job, its groups nor its tasks have affinities, spreads or distinct_property. */
   static forJob(job: JobRow, nodes: Table<NodeRow>, plan: Plan): PlacementPreferences | undefined {
-    const has = (x: { readonly [field: string]: unknown }, constraints: readonly Constraint[] | null) =>
-      affinitiesOf(x).length > 0 ||
-      spreadsOf(x).length > 0 ||
-      (constraints ?? []).some((c) => c.Operand === "distinct_property");
     const any =
-      has(job, job.Constraints) ||
+      hasPreferences(job, job.Constraints) ||
       job.TaskGroups.some(
-        (tg) => has(tg, tg.Constraints) || tg.Tasks.some((t) => affinitiesOf(t).length > 0),
+        (tg) => hasPreferences(tg, tg.Constraints) || tg.Tasks.some((t) => affinitiesOf(t).length > 0),
       );
     return any ? new PlacementPreferences(job, nodes, plan) : undefined;
   }
@@ -92,6 +88,22 @@ export class PlacementPreferences {
     const allowed = c.RTarget === "" ? 1 : Number(c.RTarget);
     return new PropertySet(this.nodes, this.plan, c.LTarget, taskGroup, null, allowed);
   }
+}
+
+/**
+ * Affinities, spreads or a distinct_property constraint on a job or group. A
+ * module function, not a closure per pass: under tsx each closure made costs
+ * a defineProperty of its name (`__name`).
+ */
+function hasPreferences(
+  x: { readonly [field: string]: unknown },
+  constraints: readonly Constraint[] | null,
+): boolean {
+  return (
+    affinitiesOf(x).length > 0 ||
+    spreadsOf(x).length > 0 ||
+    (constraints ?? []).some((c) => c.Operand === "distinct_property")
+  );
 }
 
 /** One group's share of {@link PlacementPreferences}. */

@@ -490,12 +490,8 @@ export class Reconciler {
     desired: DesiredUpdates,
   ): { canaries: AllocSet; all: AllocSet } {
     const stopIDs: string[] = [];
-    const unpromoted = (d: DeploymentSpec) => {
-      for (const state of Object.values(d.TaskGroups))
-        if (!state.Promoted) stopIDs.push(...(state.PlacedCanaries ?? []));
-    };
-    if (this.oldDeployment) unpromoted(this.oldDeployment);
-    if (this.deployment?.Status === "failed") unpromoted(this.deployment);
+    if (this.oldDeployment) unpromotedCanaries(this.oldDeployment, stopIDs);
+    if (this.deployment?.Status === "failed") unpromotedCanaries(this.deployment, stopIDs);
     const stopSet = fromKeys(original, stopIDs);
     const live: AllocSet = new Map();
     for (const [id, a] of stopSet) if (!isServerTerminal(a)) live.set(id, a);
@@ -1079,4 +1075,14 @@ function lastLostMs(a: AllocRow): number | undefined {
     if (!Number.isNaN(t)) last = t;
   }
   return last ?? lastUnknownMs(a);
+}
+
+/**
+ * The canaries of `d` not promoted, added to `into`. A module function, not
+ * a closure per call: under tsx each closure made costs a defineProperty of
+ * its name (`__name`), on every group of every evaluation.
+ */
+function unpromotedCanaries(d: DeploymentSpec, into: string[]): void {
+  for (const state of Object.values(d.TaskGroups))
+    if (!state.Promoted) into.push(...(state.PlacedCanaries ?? []));
 }

@@ -9,16 +9,14 @@ export function seededRandom(seed: string): () => number {
     h = Math.imul(h ^ seed.charCodeAt(i), 3432918353);
     h = (h << 13) | (h >>> 19);
   }
-  const next = () => {
-    h = Math.imul(h ^ (h >>> 16), 2246822507);
-    h = Math.imul(h ^ (h >>> 13), 3266489909);
-    h ^= h >>> 16;
-    return h >>> 0;
-  };
-  let a = next();
-  let b = next();
-  let c = next();
-  let d = next();
+  h = xmur3Next(h);
+  let a = h >>> 0;
+  h = xmur3Next(h);
+  let b = h >>> 0;
+  h = xmur3Next(h);
+  let c = h >>> 0;
+  h = xmur3Next(h);
+  let d = h >>> 0;
   return () => {
     a >>>= 0;
     b >>>= 0;
@@ -33,6 +31,17 @@ export function seededRandom(seed: string): () => number {
     c = (c + t) | 0;
     return (t >>> 0) / 4294967296;
   };
+}
+
+/**
+ * xmur3's next hash. A module function, not a closure per seed: under tsx
+ * (esbuild's keepNames) a named closure costs a defineProperty of its name
+ * (`__name`) each time it is made, here once per scheduling pass.
+ */
+function xmur3Next(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 2246822507);
+  h = Math.imul(h ^ (h >>> 13), 3266489909);
+  return h ^ (h >>> 16);
 }
 
 /**

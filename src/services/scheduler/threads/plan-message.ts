@@ -300,7 +300,8 @@ function evalsWritable(
   return {
     type: "EvaluationsUpserted",
     allocs: 0,
-    encode: (stamp) => {
+    // A method, not an arrow property: no `__name` call per record under tsx.
+    encode(stamp) {
       const packedTimes = times.map(packTime);
       const head = envelopeHead(codec, stamp);
       let length = head.length - 1;
@@ -309,7 +310,8 @@ function evalsWritable(
       const bytes = new Uint8Array(length);
       bytes.set(head.subarray(0, head.length - 1));
       let at = head.length - 1;
-      parts.forEach((p, i) => {
+      for (let i = 0; i < parts.length; i++) {
+        const p = parts[i]!;
         bytes.set(p, at);
         at += p.length;
         const t = packedTimes[i];
@@ -317,7 +319,7 @@ function evalsWritable(
           bytes.set(t, at);
           at += t.length;
         }
-      });
+      }
       return bytes;
     },
   };

@@ -1,0 +1,74 @@
+/**
+ * Run under tsx by pass-figures.test.ts (tsx names closures as the server's
+ * loader does, which vitest's transform does not): CPU per in-process
+ * scheduling pass of the registration benchmark's evaluations (a batch job,
+ * no nodes: every placement fails), a fresh process's first passes then
+ * warmed-up ones. Prints one JSON line.
+ */
+import { randomUUID } from "node:crypto";
+import { startMemoryStore } from "../../../src/bench/memory-store.ts";
+import { batchJob } from "../../../src/bench/registration-bench.ts";
+import { canonicalizeJob } from "../../../src/jobs/canonicalize.ts";
+import { ReadyNodes } from "../../../src/services/scheduler/ready-nodes.ts";
+import { computeInProcess } from "../../../src/services/scheduler/worker.ts";
+import { VirtualClock } from "../../../src/util/clock.ts";
+import { newEvaluation } from "../../../streams/evals.ts";
+import type { Envelope } from "../../../streams/event-schema.ts";
+import { JOB_REGISTERED_VERSION } from "../../../streams/jobs.ts";
+
+const COLD = Number(process.env.PASSES_COLD ?? 2_000);
+const WARM = Number(process.env.PASSES_WARM ?? 6_000);
+const AT = 1_763_800_000_000;
+
+const { store, tables } = await startMemoryStore();
+await store.write({
+  type: "ClusterBootstrapped",
+  v: 1,
+  at: AT,
+  data: { ClusterID: "c1", CreateTime: AT, ServerName: "s1" },
+} as Envelope);
+const ids: string[] = [];
+for (let i = 0; i < COLD + WARM; i += 16) {
+  const batch: Envelope[] = [];
+  for (let j = i; j < Math.min(i + 16, COLD + WARM); j++) {
+    const raw = (JSON.parse(JSON.stringify(batchJob(`job-${j}`))) as { Job: Record<string, unknown> }).Job;
+    raw.Namespace = "default";
+    const job = canonicalizeJob(raw);
+    const evaluation = newEvaluation({
+      ID: randomUUID(),
+      Namespace: "default",
+      Type: job.Type,
+      TriggeredBy: "job-register",
+      JobID: job.ID,
+      CreateTime: AT * 1e6,
+    });
+    ids.push(evaluation.ID);
+    batch.push({
+      type: "JobRegistered",
+      v: JOB_REGISTERED_VERSION,
+      at: AT + j,
+      data: { Job: job, Eval: evaluation, EnforceIndex: false, JobModifyIndex: 0, Submission: null },
+    } as Envelope);
+  }
+  await store.waitFor((await store.append(batch)).last);
+}
+const rt = {
+  tables,
+  readyNodes: new ReadyNodes(tables.nodes),
+  clock: new VirtualClock(AT),
+  newID: randomUUID,
+  appliedIndex: () => store.appliedIndex,
+};
+const usPerPass = (from: number, to: number): number => {
+  const cpu = process.cpuUsage();
+  for (let i = from; i < to; i++) {
+    const pass = computeInProcess(rt, tables.evals.get(ids[i]!)!, 0);
+    if (pass.failedTGAllocs === null) throw new Error("a pass placed an allocation with no nodes");
+  }
+  const used = process.cpuUsage(cpu);
+  return Math.round(((used.user + used.system) / (to - from)) * 10) / 10;
+};
+const cold = usPerPass(0, COLD);
+const warm = usPerPass(COLD, COLD + WARM);
+console.log(JSON.stringify({ cold_us_per_pass: cold, warm_us_per_pass: warm }));
+await store.stop();
