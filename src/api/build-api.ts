@@ -22,7 +22,7 @@ import {
 import { childJobPath } from "./child-job-path.ts";
 import type { ApiContext } from "./context.ts";
 import { encodeLargeListsInSlices } from "./large-lists.ts";
-import { LazyRequestLogger } from "./lazy-request-logger.ts";
+import { lazyRequestLoggers } from "./lazy-request-logger.ts";
 import { EventLoopLag, shedLoadWhenLagging } from "./load-shedding.ts";
 import { aclAuthMethodsPlugin } from "./plugins/acl-auth-methods.ts";
 import { aclBindingRulesPlugin } from "./plugins/acl-binding-rules.ts";
@@ -140,28 +140,6 @@ const PLUGINS = [
   aclLoginPlugin,
   uiPlugin,
 ];
-
-/**
- * `log` as fastify's logger instance, so that each request's logger is a
- * LazyRequestLogger, made when the request first logs (which few do), by
- * fastify's own child logger factory: a request's logger from any other
- * factory is checked on every request (fastify's validateLogger: an array
- * and a lookup per method, about 1.5 µs). fastify makes its own logger
- * once, as a child of this one (its serializers added); that child, as
- * pino's children are, is an object whose prototype is the logger it came
- * from, and its `child` makes the lazy ones.
- */
-function lazyRequestLoggers(log: FastifyBaseLogger): FastifyBaseLogger {
-  const instance: FastifyBaseLogger = Object.create(log);
-  instance.child = (bindings, options) => {
-    const own = log.child(bindings, options);
-    const requests: FastifyBaseLogger = Object.create(own);
-    requests.child = (requestBindings, requestOptions) =>
-      new LazyRequestLogger(own, requestBindings, requestOptions ?? {});
-    return requests;
-  };
-  return instance;
-}
 
 /**
  * The HTTP API: one fastify instance, one authentication step for every

@@ -60,11 +60,23 @@ export class LazyRequestLogger implements FastifyBaseLogger {
   }
 }
 
-/** fastify's `childLoggerFactory`: a LazyRequestLogger for each request. */
-export function lazyRequestLogger(
-  logger: FastifyBaseLogger,
-  bindings: Bindings,
-  options: ChildLoggerOptions,
-): FastifyBaseLogger {
-  return new LazyRequestLogger(logger, bindings, options);
+/**
+ * `log` as fastify's logger instance, so that each request's logger is a
+ * LazyRequestLogger made by fastify's own child logger factory: a request's
+ * logger from any other factory is checked on every request (fastify's
+ * validateLogger: an array and a lookup per method, about 1.5 µs). fastify
+ * makes its own logger once, as a child of this one (its serializers
+ * added); that child, as pino's children are, is an object whose prototype
+ * is the logger it came from, and its `child` makes the lazy ones.
+ */
+export function lazyRequestLoggers(log: FastifyBaseLogger): FastifyBaseLogger {
+  const instance: FastifyBaseLogger = Object.create(log);
+  instance.child = (bindings, options) => {
+    const own = log.child(bindings, options);
+    const requests: FastifyBaseLogger = Object.create(own);
+    requests.child = (requestBindings, requestOptions) =>
+      new LazyRequestLogger(own, requestBindings, requestOptions ?? {});
+    return requests;
+  };
+  return instance;
 }

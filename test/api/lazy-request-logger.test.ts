@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import Fastify, { type FastifyBaseLogger, LogController } from "fastify";
 import { pino } from "pino";
 import { describe, expect, it, vi } from "vitest";
-import { LazyRequestLogger, lazyRequestLogger } from "../../src/api/lazy-request-logger.ts";
+import { LazyRequestLogger, lazyRequestLoggers } from "../../src/api/lazy-request-logger.ts";
 
 function capture(level = "info") {
   const lines: Record<string, unknown>[] = [];
@@ -41,18 +41,17 @@ describe("LazyRequestLogger", () => {
 
   it("keeps a route's own log level", () => {
     const { logger, lines } = capture("info");
-    const lazy = lazyRequestLogger(logger as FastifyBaseLogger, { reqId: "req-2" }, { level: "debug" });
+    const lazy = new LazyRequestLogger(logger as FastifyBaseLogger, { reqId: "req-2" }, { level: "debug" });
     expect(lazy.level).toBe("debug");
     lazy.debug("seen at the route's level");
     expect(lines).toMatchObject([{ level: 20, reqId: "req-2", msg: "seen at the route's level" }]);
   });
 
-  it("as fastify's childLoggerFactory, logs a request's lines with its request id", async () => {
+  it("through fastify's own child factory, logs a request's lines with its request id", async () => {
     const { logger, lines } = capture();
     const app = Fastify({
-      loggerInstance: logger as FastifyBaseLogger,
+      loggerInstance: lazyRequestLoggers(logger as FastifyBaseLogger),
       logController: new LogController({ disableRequestLogging: true }),
-      childLoggerFactory: lazyRequestLogger,
     });
     app.get("/quiet", async () => "ok");
     app.get("/loud", async (request) => {
