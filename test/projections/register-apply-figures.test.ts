@@ -1,11 +1,7 @@
-import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { startMemoryStore } from "../../src/bench/memory-store.ts";
-import { batchJob } from "../../src/bench/registration-bench.ts";
-import { canonicalizeJob } from "../../src/jobs/canonicalize.ts";
-import { newEvaluation } from "../../streams/evals.ts";
 import type { Envelope } from "../../streams/event-schema.ts";
-import { JOB_REGISTERED_VERSION } from "../../streams/jobs.ts";
+import { registeredBatchJob } from "../fixtures/registered-batch-job.ts";
 
 /**
  * The figures docs/architecture.md ("Concurrent registrations and the
@@ -29,23 +25,7 @@ function batches(from: number, count: number): Envelope[][] {
   for (let i = from; i < from + count; i += BATCH) {
     const batch: Envelope[] = [];
     for (let j = i; j < Math.min(i + BATCH, from + count); j++) {
-      const raw = (JSON.parse(JSON.stringify(batchJob(`job-${j}`))) as { Job: Record<string, unknown> }).Job;
-      raw.Namespace = "default";
-      const job = canonicalizeJob(raw);
-      const evaluation = newEvaluation({
-        ID: randomUUID(),
-        Namespace: "default",
-        Type: job.Type,
-        TriggeredBy: "job-register",
-        JobID: job.ID,
-        CreateTime: AT * 1e6,
-      });
-      batch.push({
-        type: "JobRegistered",
-        v: JOB_REGISTERED_VERSION,
-        at: AT + j,
-        data: { Job: job, Eval: evaluation, EnforceIndex: false, JobModifyIndex: 0, Submission: null },
-      } as Envelope);
+      batch.push(registeredBatchJob(j, AT));
     }
     out.push(batch);
   }

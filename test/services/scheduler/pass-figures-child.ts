@@ -7,14 +7,11 @@
  */
 import { randomUUID } from "node:crypto";
 import { startMemoryStore } from "../../../src/bench/memory-store.ts";
-import { batchJob } from "../../../src/bench/registration-bench.ts";
-import { canonicalizeJob } from "../../../src/jobs/canonicalize.ts";
 import { ReadyNodes } from "../../../src/services/scheduler/ready-nodes.ts";
 import { computeInProcess } from "../../../src/services/scheduler/worker.ts";
 import { VirtualClock } from "../../../src/util/clock.ts";
-import { newEvaluation } from "../../../streams/evals.ts";
 import type { Envelope } from "../../../streams/event-schema.ts";
-import { JOB_REGISTERED_VERSION } from "../../../streams/jobs.ts";
+import { registeredBatchJob } from "../../fixtures/registered-batch-job.ts";
 
 const COLD = Number(process.env.PASSES_COLD ?? 2_000);
 const WARM = Number(process.env.PASSES_WARM ?? 6_000);
@@ -31,24 +28,9 @@ const ids: string[] = [];
 for (let i = 0; i < COLD + WARM; i += 16) {
   const batch: Envelope[] = [];
   for (let j = i; j < Math.min(i + 16, COLD + WARM); j++) {
-    const raw = (JSON.parse(JSON.stringify(batchJob(`job-${j}`))) as { Job: Record<string, unknown> }).Job;
-    raw.Namespace = "default";
-    const job = canonicalizeJob(raw);
-    const evaluation = newEvaluation({
-      ID: randomUUID(),
-      Namespace: "default",
-      Type: job.Type,
-      TriggeredBy: "job-register",
-      JobID: job.ID,
-      CreateTime: AT * 1e6,
-    });
-    ids.push(evaluation.ID);
-    batch.push({
-      type: "JobRegistered",
-      v: JOB_REGISTERED_VERSION,
-      at: AT + j,
-      data: { Job: job, Eval: evaluation, EnforceIndex: false, JobModifyIndex: 0, Submission: null },
-    } as Envelope);
+    const record = registeredBatchJob(j, AT);
+    ids.push((record.data as { Eval: { ID: string } }).Eval.ID);
+    batch.push(record);
   }
   await store.waitFor((await store.append(batch)).last);
 }
