@@ -120,6 +120,8 @@ const gcPauses = (g: GcKindPauses | undefined) =>
 const mib = (b: number) => Math.round(b / 2 ** 20);
 const pct = (f: number) => `${Math.round(f * 1000) / 10}%`;
 const n = (v: number | null | undefined) => (v === null || v === undefined ? "—" : v.toLocaleString("en-US"));
+const coreTime = (t: { readonly cpu_ms: number; readonly waiting_ms: number } | undefined) =>
+  t ? `${(t.cpu_ms / 1000).toFixed(1)} / ${(t.waiting_ms / 1000).toFixed(1)}` : "—";
 
 /** The report as a markdown page: settings, one column per run, the comparison and the goals. */
 export function toMarkdown(report: LoadBenchReport): string {
@@ -200,6 +202,16 @@ export function toMarkdown(report: LoadBenchReport): string {
     row("burst: server GC mark-compacts count / total / max (ms)", (r) =>
       gcPauses(r.burst?.loop.gc?.mark_compact),
     ),
+    row("burst: server main thread on a core / waiting for one (s)", (r) =>
+      coreTime(r.burst?.loop.main_thread),
+    ),
+    row("burst: server's other threads on a core / waiting for one (s)", (r) =>
+      coreTime(r.burst?.loop.other_threads),
+    ),
+    row("burst: machine's cores busy (all processes)", (r) => {
+      const busy = r.burst?.loop.machine_busy;
+      return busy === undefined ? "—" : pct(busy);
+    }),
     row("burst: simulator event-loop delay p50 / p99 / max (ms)", (r) =>
       r.burst ? `${r.burst.sim_loop.p50_ms} / ${r.burst.sim_loop.p99_ms} / ${r.burst.sim_loop.max_ms}` : "—",
     ),

@@ -26,6 +26,14 @@ export interface LoopDelay {
    */
   readonly main_thread?: { readonly cpu_ms: number; readonly waiting_ms: number };
   /**
+   * The server's other threads over the phase (scheduler threads, V8's GC
+   * and compile helpers, libuv's pool; Linux only): their time on a core and
+   * waiting for one (ms), and how many there were at its end.
+   */
+  readonly other_threads?: { readonly cpu_ms: number; readonly waiting_ms: number; readonly threads: number };
+  /** The share of the machine's cores busy over the phase (all processes; Linux only). */
+  readonly machine_busy?: number;
+  /**
    * With CHRONOMAD_LOOP_PROBE_TURNS_MS set for the server: each stretch of at
    * least that long between two runs of a 1 ms timer, [start on the CPU
    * profiler's clock (µs), length (µs), the main thread's time on a core and

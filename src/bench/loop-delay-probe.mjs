@@ -6,7 +6,7 @@
 // starts and reads it when the burst ends. Plain JavaScript: it loads before
 // the server registers its TypeScript loader.
 import { subscribe } from "node:diagnostics_channel";
-import { openSync, readSync, renameSync, writeFileSync } from "node:fs";
+import { openSync, readdirSync, readFileSync, readSync, renameSync, writeFileSync } from "node:fs";
 import {
   constants,
   createHistogram,
@@ -99,6 +99,39 @@ if (file) {
     return [Number(run), Number(wait)];
   };
   let phaseSched = sched();
+  // Every thread's schedstat by thread id, and the machine's CPU times: what
+  // the main thread competed with. The server's other threads (its scheduler
+  // threads, V8's GC and compile helpers, libuv's pool) are told apart from
+  // the rest of the machine, which the benchmark's simulator shares.
+  const threadsSched = () => {
+    const byTid = new Map();
+    try {
+      for (const tid of readdirSync("/proc/self/task")) {
+        try {
+          const [run, wait] = readFileSync(`/proc/self/task/${tid}/schedstat`, "latin1").split(" ");
+          byTid.set(tid, [Number(run), Number(wait)]);
+        } catch {} // the thread ended meanwhile
+      }
+    } catch {}
+    return byTid;
+  };
+  // [busy, all] in clock ticks over every core: /proc/stat's first line.
+  const machineTicks = () => {
+    try {
+      const f = readFileSync("/proc/stat", "latin1")
+        .split("\n", 1)[0]
+        .trim()
+        .split(/\s+/)
+        .slice(1)
+        .map(Number);
+      const all = f.slice(0, 8).reduce((a, b) => a + b, 0);
+      return [all - f[3] - f[4], all];
+    } catch {
+      return undefined;
+    }
+  };
+  let phaseThreads = threadsSched();
+  let phaseMachine = machineTicks();
   // For finding what held the loop (CHRONOMAD_LOOP_PROBE_TURNS_MS=20): every
   // stretch of at least that long between two runs of a 1 ms timer, as
   // [start on the CPU profiler's monotonic clock (µs), length (µs), the main
@@ -169,6 +202,27 @@ if (file) {
             waiting_ms: round((nowSched[1] - phaseSched[1]) / 1e6),
           };
     phaseSched = nowSched;
+    const nowThreads = threadsSched();
+    const mainTid = String(process.pid);
+    let otherRun = 0;
+    let otherWait = 0;
+    for (const [tid, [run, wait]] of nowThreads) {
+      if (tid === mainTid) continue;
+      const [run0, wait0] = phaseThreads.get(tid) ?? [0, 0];
+      otherRun += run - run0;
+      otherWait += wait - wait0;
+    }
+    const otherThreads =
+      nowThreads.size === 0
+        ? undefined
+        : { cpu_ms: round(otherRun / 1e6), waiting_ms: round(otherWait / 1e6), threads: nowThreads.size - 1 };
+    phaseThreads = nowThreads;
+    const nowMachine = machineTicks();
+    const machineBusy =
+      nowMachine && phaseMachine && nowMachine[1] > phaseMachine[1]
+        ? round((nowMachine[0] - phaseMachine[0]) / (nowMachine[1] - phaseMachine[1]))
+        : undefined;
+    phaseMachine = nowMachine;
     const figures = {
       seq,
       p50_ms: ms(delay.percentile(50)),
@@ -178,6 +232,8 @@ if (file) {
       rpc: methods,
       gc: gcFigures,
       ...(mainThread ? { main_thread: mainThread } : {}),
+      ...(otherThreads ? { other_threads: otherThreads } : {}),
+      ...(machineBusy !== undefined ? { machine_busy: machineBusy } : {}),
       // When this phase ended on the CPU profiler's monotonic clock (µs), to cut a --cpu-prof profile to it.
       mono_us: Number(process.hrtime.bigint() / 1000n),
       ...(turnsMs > 0 ? { long_turns: turns } : {}),

@@ -93,7 +93,7 @@ describe("the load benchmark's server probe", () => {
     }
   }, 120_000);
 
-  it("splits the main thread's time over a phase into on a core and waiting for one", async () => {
+  it("splits the main thread's and the other threads' time over a phase into on a core and waiting for one, and the machine's busy share", async () => {
     const s = await server();
     const rpc = client(s);
     await s.phase();
@@ -105,6 +105,12 @@ describe("the load benchmark's server probe", () => {
     if (process.platform !== "linux") return;
     expect(loop.main_thread?.cpu_ms).toBeGreaterThan(0);
     expect(loop.main_thread?.waiting_ms).toBeGreaterThanOrEqual(0);
+    // The scheduler thread and V8's helpers at least; whether they ran in the phase varies.
+    expect(loop.other_threads?.threads).toBeGreaterThan(1);
+    expect(loop.other_threads?.cpu_ms).toBeGreaterThanOrEqual(0);
+    // The main thread's work alone keeps some of the machine busy.
+    expect(loop.machine_busy).toBeGreaterThan(0);
+    expect(loop.machine_busy).toBeLessThanOrEqual(1);
     // Without CHRONOMAD_LOOP_PROBE_TURNS_MS, no list of turns.
     expect(loop.long_turns).toBeUndefined();
   }, 120_000);
