@@ -205,9 +205,10 @@ export function toMarkdown(report: LoadBenchReport): string {
     row("burst: server main thread on a core / waiting for one (s)", (r) =>
       coreTime(r.burst?.loop.main_thread),
     ),
-    row("burst: server's other threads on a core / waiting for one (s)", (r) =>
-      coreTime(r.burst?.loop.other_threads),
-    ),
+    row("burst: server's other threads on a core / waiting for one (s); the busiest on a core (s)", (r) => {
+      const t = r.burst?.loop.other_threads;
+      return t ? `${coreTime(t)}; ${t.busiest_cpu_ms.map((ms) => (ms / 1000).toFixed(1)).join(", ")}` : "—";
+    }),
     row("burst: machine's cores busy (all processes)", (r) => {
       const busy = r.burst?.loop.machine_busy;
       return busy === undefined ? "—" : pct(busy);

@@ -28,9 +28,15 @@ export interface LoopDelay {
   /**
    * The server's other threads over the phase (scheduler threads, V8's GC
    * and compile helpers, libuv's pool; Linux only): their time on a core and
-   * waiting for one (ms), and how many there were at its end.
+   * waiting for one (ms), how many there were at its end, and the busiest
+   * four's time on a core (ms).
    */
-  readonly other_threads?: { readonly cpu_ms: number; readonly waiting_ms: number; readonly threads: number };
+  readonly other_threads?: {
+    readonly cpu_ms: number;
+    readonly waiting_ms: number;
+    readonly threads: number;
+    readonly busiest_cpu_ms: readonly number[];
+  };
   /** The share of the machine's cores busy over the phase (all processes; Linux only). */
   readonly machine_busy?: number;
   /**

@@ -206,16 +206,28 @@ if (file) {
     const mainTid = String(process.pid);
     let otherRun = 0;
     let otherWait = 0;
+    const runs = [];
     for (const [tid, [run, wait]] of nowThreads) {
       if (tid === mainTid) continue;
       const [run0, wait0] = phaseThreads.get(tid) ?? [0, 0];
       otherRun += run - run0;
       otherWait += wait - wait0;
+      runs.push(run - run0);
     }
+    // The busiest few by time on a core: a scheduler thread stands out from V8's helpers.
+    const busiest = runs
+      .sort((a, b) => b - a)
+      .slice(0, 4)
+      .map((run) => round(run / 1e6));
     const otherThreads =
       nowThreads.size === 0
         ? undefined
-        : { cpu_ms: round(otherRun / 1e6), waiting_ms: round(otherWait / 1e6), threads: nowThreads.size - 1 };
+        : {
+            cpu_ms: round(otherRun / 1e6),
+            waiting_ms: round(otherWait / 1e6),
+            threads: nowThreads.size - 1,
+            busiest_cpu_ms: busiest,
+          };
     phaseThreads = nowThreads;
     const nowMachine = machineTicks();
     const machineBusy =

@@ -108,6 +108,7 @@ describe("the load benchmark's server probe", () => {
     // The scheduler thread and V8's helpers at least; whether they ran in the phase varies.
     expect(loop.other_threads?.threads).toBeGreaterThan(1);
     expect(loop.other_threads?.cpu_ms).toBeGreaterThanOrEqual(0);
+    expect(loop.other_threads?.busiest_cpu_ms.length).toBeGreaterThan(0);
     // The main thread's work alone keeps some of the machine busy.
     expect(loop.machine_busy).toBeGreaterThan(0);
     expect(loop.machine_busy).toBeLessThanOrEqual(1);
