@@ -42,6 +42,9 @@ bench-results/ and prints the markdown.
                      they had. Needs --heartbeats-from thread
   --out DIR          where the report goes (default bench-results)
   --keep-data        leave each run's server data directory (log, snapshots) in place
+  --burst-only       stop once the placement burst is measured: no steady state,
+                     no disconnect wave, no replay (for comparing bursts quickly;
+                     the goals on those are then not judged)
 
 The server process gets extra node flags from CHRONOMAD_BENCH_SERVER_NODE_FLAGS
 (for example "--cpu-prof --cpu-prof-dir=/tmp/prof").
@@ -87,6 +90,7 @@ export async function runLoadBench(args: readonly string[]): Promise<number> {
     driver: { failureRate: 0.005, eventInterval: 60_000 },
     heartbeats_from: v.heartbeatThread ? "thread" : "main",
     sim_nice: v.simNice,
+    burst_only: v.burstOnly,
   };
   const runs: LoadRunFigures[] = [];
   for (const prioritized of v.modes) {
@@ -102,6 +106,7 @@ export async function runLoadBench(args: readonly string[]): Promise<number> {
       driver: settings.driver,
       heartbeatThread: v.heartbeatThread,
       simNice: v.simNice,
+      burstOnly: v.burstOnly,
       placeTimeoutMs: v.placeTimeoutMs,
       convergeTimeoutMs: v.convergeTimeoutMs,
       keepData: v.keepData,
@@ -155,6 +160,7 @@ function parse(args: readonly string[]) {
       "keep-data": { type: "boolean" },
       "heartbeats-from": { type: "string" },
       "sim-nice": { type: "string" },
+      "burst-only": { type: "boolean" },
       "place-timeout": { type: "string" },
       "converge-timeout": { type: "string" },
     },
@@ -198,6 +204,7 @@ function parse(args: readonly string[]) {
     keepData: values["keep-data"] === true,
     heartbeatThread: from === "thread",
     simNice,
+    burstOnly: values["burst-only"] === true,
   };
 }
 

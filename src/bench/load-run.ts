@@ -52,6 +52,8 @@ export interface LoadRunOptions {
    * process's. 0 leaves it as it is. Linux only.
    */
   readonly simNice: number;
+  /** Stop once the burst is measured: no steady state, disconnect wave or replay. */
+  readonly burstOnly?: boolean;
   /** Upper bounds of the waits, so a stuck run ends with what it measured. */
   readonly placeTimeoutMs: number;
   readonly convergeTimeoutMs: number;
@@ -138,7 +140,8 @@ export interface LoadRunFigures {
     readonly cpu_s: number;
   };
   readonly sim: { readonly cpu_s: number; readonly rss_peak: number; readonly heap_peak: number };
-  readonly replay: { readonly seconds: number; readonly records_per_s: number };
+  /** Absent with `burstOnly`. */
+  readonly replay?: { readonly seconds: number; readonly records_per_s: number };
   readonly sim_report: SimReport;
 }
 
@@ -277,50 +280,52 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
       );
     o.progress(`${live()}/${runningTarget} allocations running after ${mark.place_to_running}s`);
 
-    // Steady state.
-    before = sim.report();
-    const g0 = await serverGauges(server.url);
-    const b0 = await dirBytes(logDir);
-    t = performance.now();
-    await sleep(o.steadyMs);
-    const after = sim.report();
-    const g1 = await serverGauges(server.url);
-    const b1 = await dirBytes(logDir);
-    steady = {
-      report: after,
-      seconds: (performance.now() - t) / 1000,
-      records: g1.lastIndex - g0.lastIndex,
-      bytes: b1 - b0,
-    };
-    mark.steady = since(t);
-    o.progress(`steady state: ${Math.round(steady.records / steady.seconds)} events/s into the log`);
+    if (!o.burstOnly) {
+      // Steady state.
+      before = sim.report();
+      const g0 = await serverGauges(server.url);
+      const b0 = await dirBytes(logDir);
+      t = performance.now();
+      await sleep(o.steadyMs);
+      const after = sim.report();
+      const g1 = await serverGauges(server.url);
+      const b1 = await dirBytes(logDir);
+      steady = {
+        report: after,
+        seconds: (performance.now() - t) / 1000,
+        records: g1.lastIndex - g0.lastIndex,
+        bytes: b1 - b0,
+      };
+      mark.steady = since(t);
+      o.progress(`steady state: ${Math.round(steady.records / steady.seconds)} events/s into the log`);
 
-    // Disconnect wave and convergence.
-    t = performance.now();
-    waveAt = Date.now();
-    o.progress(
-      `disconnect wave: ${o.wave.share * 100}% of the nodes silent for ${o.wave.durationMs / 1000}s`,
-    );
-    const wave = sim.disconnectWave(o.wave).then((r) => {
-      waveReport = r;
-      return r;
-    });
-    await sleep(o.wave.durationMs);
-    // Convergence counts from the end of the partition: the nodes' three calls are part of it.
-    const back = performance.now();
-    const ok = await until(
-      async () => waveReport !== undefined && (await converged(server.url, sim, jobs, o.nodes)),
-      o.convergeTimeoutMs,
-      1_000,
-    );
-    mark.wave = since(t);
-    convergeS = ok ? Math.round((performance.now() - back) / 10) / 100 : null;
-    if (!waveReport)
-      notes.push("the nodes' reconnect calls had not all been answered when the convergence wait ended");
-    else if (!ok)
-      notes.push(`did not converge within ${o.convergeTimeoutMs / 1000}s after the disconnect wave`);
-    void wave.catch(() => undefined);
-    o.progress(`converged ${convergeS === null ? "never" : `${convergeS}s`} after the nodes came back`);
+      // Disconnect wave and convergence.
+      t = performance.now();
+      waveAt = Date.now();
+      o.progress(
+        `disconnect wave: ${o.wave.share * 100}% of the nodes silent for ${o.wave.durationMs / 1000}s`,
+      );
+      const wave = sim.disconnectWave(o.wave).then((r) => {
+        waveReport = r;
+        return r;
+      });
+      await sleep(o.wave.durationMs);
+      // Convergence counts from the end of the partition: the nodes' three calls are part of it.
+      const back = performance.now();
+      const ok = await until(
+        async () => waveReport !== undefined && (await converged(server.url, sim, jobs, o.nodes)),
+        o.convergeTimeoutMs,
+        1_000,
+      );
+      mark.wave = since(t);
+      convergeS = ok ? Math.round((performance.now() - back) / 10) / 100 : null;
+      if (!waveReport)
+        notes.push("the nodes' reconnect calls had not all been answered when the convergence wait ended");
+      else if (!ok)
+        notes.push(`did not converge within ${o.convergeTimeoutMs / 1000}s after the disconnect wave`);
+      void wave.catch(() => undefined);
+      o.progress(`converged ${convergeS === null ? "never" : `${convergeS}s`} after the nodes came back`);
+    }
 
     const gEnd = await serverGauges(server.url);
     figuresEnd = { rss: gEnd.rss, heap: gEnd.heap };
@@ -345,8 +350,11 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
 
   o.progress("counting the log");
   const census = await logCensus(logDir);
-  o.progress("replaying the log into a fresh store");
-  const replaySeconds = await replay(logDir);
+  let replaySeconds: number | undefined;
+  if (!o.burstOnly) {
+    o.progress("replaying the log into a fresh store");
+    replaySeconds = await replay(logDir);
+  }
 
   const rate = (a: number, seconds: number) => (seconds > 0 ? Math.round((a / seconds) * 10) / 10 : 0);
   const rpcSteady: Record<string, number> = {};
@@ -408,7 +416,9 @@ async function measure(o: LoadRunOptions, dataDir: string): Promise<LoadRunFigur
       rss_peak: peaks.simRss,
       heap_peak: peaks.simHeap,
     },
-    replay: { seconds: replaySeconds, records_per_s: rate(census.records, replaySeconds) },
+    ...(replaySeconds === undefined
+      ? {}
+      : { replay: { seconds: replaySeconds, records_per_s: rate(census.records, replaySeconds) } }),
     sim_report: final,
   };
 }
