@@ -27,6 +27,19 @@ import { SERVER_FIELDS } from "./spec-changed.ts";
  * One field of Nomad 1.6 is known: the job's NodePool (node pools are served).
  */
 
+/**
+ * `list.map(fn)`, pushed into a literal. The builtin `map` returns a packed
+ * array, TurboFan's inlined `map` a holey one: the lists of a job
+ * canonicalized by optimized code then reached code that had only seen
+ * the other kind (the spec's own reads, msgpackr's packArray), which
+ * deoptimized on them ("wrong map"), once each, in every cold server.
+ */
+function mapped<T, U>(list: readonly T[], fn: (item: T, i: number) => U): U[] {
+  const out: U[] = [];
+  for (let i = 0; i < list.length; i++) out.push(fn(list[i]!, i));
+  return out;
+}
+
 const SECOND = 1e9;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
@@ -356,7 +369,8 @@ export function canonicalizeJob(input: unknown, ignored?: string[]): JobSpec {
   const jobReschedule = r.object(job.Reschedule, "Job.Reschedule");
   const jobMigrate = r.object(job.Migrate, "Job.Migrate");
   const groups = r.array(job.TaskGroups, "Job.TaskGroups") ?? [];
-  const datacenters = (r.array(job.Datacenters, "Job.Datacenters") ?? []).map(
+  const datacenters = mapped(
+    r.array(job.Datacenters, "Job.Datacenters") ?? [],
     (d, i) => r.string(d, `Job.Datacenters[${i}]`) ?? "",
   );
   const meta = r.stringMap(job.Meta, "Job.Meta");
@@ -375,7 +389,7 @@ export function canonicalizeJob(input: unknown, ignored?: string[]): JobSpec {
   spec.NodePool = r.string(job.NodePool, "Job.NodePool") || "default";
   spec.Constraints = constraints(r, job.Constraints, "Job", "Constraints");
   canonicalPreferences(r, spec, "Job");
-  spec.TaskGroups = groups.map((g, i) =>
+  spec.TaskGroups = mapped(groups, (g, i) =>
     taskGroup(
       r,
       r.object(g, `Job.TaskGroups[${i}]`) ?? {},
@@ -420,13 +434,13 @@ function networks(r: Reader, v: unknown, parent: string, field: string): Network
   const list = r.array(v, parent, field);
   if (!list || list.length === 0) return null;
   const path = joinPath(parent, field);
-  return list.map((n, i) => {
+  return mapped(list, (n, i) => {
     const at = `${path}[${i}]`;
     const o = r.object(n, at) ?? {};
     const dns = r.object(o.DNS, at, "DNS");
     const strings = (x: unknown, p: string) => {
       const a = r.array(x, p);
-      return a ? a.map((s, k) => r.string(s, `${p}[${k}]`) ?? "") : null;
+      return a ? mapped(a, (s, k) => r.string(s, `${p}[${k}]`) ?? "") : null;
     };
     return {
       Mode: r.string(o.Mode, at, "Mode") ?? "",
@@ -451,7 +465,7 @@ function networks(r: Reader, v: unknown, parent: string, field: string): Network
 function ports(r: Reader, v: unknown, path: string): NetworkPort[] | null {
   const list = r.array(v, path);
   if (!list || list.length === 0) return null;
-  return list.map((p, i) => {
+  return mapped(list, (p, i) => {
     const o = r.object(p, `${path}[${i}]`) ?? {};
     return {
       Label: r.string(o.Label, `${path}[${i}].Label`) ?? "",
@@ -489,7 +503,7 @@ function volumeRequests(r: Reader, v: unknown, path: string): Record<string, Vol
         ? {
             FSType: r.string(mount.FSType, at, "MountOptions.FSType") ?? "",
             MountFlags: flags
-              ? flags.map((f, i) => r.string(f, `${at}.MountOptions.MountFlags[${i}]`) ?? "")
+              ? mapped(flags, (f, i) => r.string(f, `${at}.MountOptions.MountFlags[${i}]`) ?? "")
               : null,
           }
         : null,
@@ -525,7 +539,7 @@ function constraints(r: Reader, v: unknown, parent: string, field: string): Cons
   const list = r.array(v, parent, field);
   if (!list || list.length === 0) return null;
   const path = joinPath(parent, field);
-  return list.map((c, i) => {
+  return mapped(list, (c, i) => {
     const o = r.object(c, `${path}[${i}]`) ?? {};
     return {
       LTarget: r.string(o.LTarget, `${path}[${i}].LTarget`) ?? "",
@@ -539,7 +553,7 @@ function constraints(r: Reader, v: unknown, parent: string, field: string): Cons
 function canonicalPreferences(r: Reader, o: Json, path: string): void {
   const affinities = r.array(o.Affinities, path, "Affinities");
   if (affinities) {
-    o.Affinities = affinities.map((a, i) => {
+    o.Affinities = mapped(affinities, (a, i) => {
       const at = `${path}.Affinities[${i}]`;
       const x = r.object(a, at) ?? {};
       return {
@@ -552,7 +566,7 @@ function canonicalPreferences(r: Reader, o: Json, path: string): void {
   }
   const spreads = r.array(o.Spreads, path, "Spreads");
   if (spreads) {
-    o.Spreads = spreads.map((s, i) => {
+    o.Spreads = mapped(spreads, (s, i) => {
       const at = `${path}.Spreads[${i}]`;
       const x = r.object(s, at) ?? {};
       const targets = r.array(x.SpreadTarget, at, "SpreadTarget");
@@ -560,7 +574,7 @@ function canonicalPreferences(r: Reader, o: Json, path: string): void {
         Attribute: r.string(x.Attribute, at, "Attribute") ?? "",
         Weight: r.int(x.Weight, at, "Weight") ?? DEFAULT_PREFERENCE_WEIGHT,
         SpreadTarget: targets
-          ? targets.map((t, j) => {
+          ? mapped(targets, (t, j) => {
               const tt = r.object(t, `${at}.SpreadTarget[${j}]`) ?? {};
               return {
                 Value: r.string(tt.Value, `${at}.SpreadTarget[${j}].Value`) ?? "",
@@ -698,7 +712,7 @@ function taskGroup(
         Migrate: r.bool(disk.Migrate, path, "EphemeralDisk.Migrate") ?? false,
       }
     : DEFAULT_EPHEMERAL_DISK;
-  group.Tasks = tasks.map((t, i) =>
+  group.Tasks = mapped(tasks, (t, i) =>
     task(r, r.object(t, `${path}.Tasks[${i}]`) ?? {}, `${path}.Tasks[${i}]`, restart),
   );
   group.Meta = meta && Object.keys(meta).length > 0 ? meta : null;

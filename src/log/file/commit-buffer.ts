@@ -36,10 +36,13 @@ export function encodeCommit(
         indexEntries.push(index, fileOffset + off);
         sinceEntry = 0;
       }
-      buf.writeUInt32LE(r.length, off);
-      buf.writeUInt32LE(frameChecksum(r), off + 4);
-      buf.set(r, off + FRAME_HEADER_SIZE);
       const size = FRAME_HEADER_SIZE + r.length;
+      buf.writeUInt32LE(r.length, off);
+      buf.set(r, off + FRAME_HEADER_SIZE);
+      // Over the copy in `buf`, not `r`: records come as Buffers (msgpackr)
+      // or as Uint8Array views (a scheduler thread's bytes), and crc32c,
+      // optimized on one, deoptimized on the other in every cold server.
+      buf.writeUInt32LE(frameChecksum(buf, off + FRAME_HEADER_SIZE, off + size), off + 4);
       off += size;
       sinceEntry += size;
       index++;

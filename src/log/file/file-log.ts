@@ -270,9 +270,14 @@ export class FileLog implements EventLog {
   private async writeGroup(group: PendingAppend[], seg: Segment): Promise<Publish> {
     let frameBytes = 0;
     let records = 0;
+    // Pushed into a literal, not `group.map(...)`: the builtin's array and
+    // TurboFan's inlined one differ in hidden class, and encodeCommit, fed
+    // both, deoptimized on them in every cold server.
+    const batches: (readonly Uint8Array[])[] = [];
     for (const p of group) {
       frameBytes += p.frameBytes;
       records += p.records.length;
+      batches.push(p.records);
     }
     const lastRecordBytes = group[group.length - 1]!.records.at(-1)!.length;
     const firstIndex = this.nextIndex;
@@ -280,13 +285,7 @@ export class FileLog implements EventLog {
     this.nextIndex += records;
     this.writeEnd += frameBytes;
     try {
-      const { buf, indexEntries } = encodeCommit(
-        group.map((p) => p.records),
-        frameBytes,
-        firstIndex,
-        offset,
-        this.indexInterval,
-      );
+      const { buf, indexEntries } = encodeCommit(batches, frameBytes, firstIndex, offset, this.indexInterval);
       await writeFully(this.activeHandle!, buf, offset);
       if (this.syncEachCommit) await this.activeHandle!.datasync();
       // lastIndex() moves past the group in the same synchronous step as the tail gets it.
