@@ -29,17 +29,52 @@ const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v)
 const obj = (v: unknown): Json | undefined =>
   v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Json) : undefined;
 
-const capacities = new WeakMap<object, Capacity>();
+/** A capacity and the objects besides its key (NodeResources, or the row) it was computed from. */
+interface KeptCapacity {
+  readonly legacy: unknown;
+  readonly reserved: unknown;
+  readonly legacyReserved: unknown;
+  readonly capacity: Capacity;
+}
+
+const capacities = new WeakMap<object, KeptCapacity>();
 
 /**
  * What a node offers to allocations: its fingerprinted resources (Nomad's
  * NodeResources, or the legacy Resources) minus what it reserves.
+ *
+ * Kept by the node's NodeResources object (by the row when it has none),
+ * with the other objects it was computed from: a node's row is replaced
+ * at every client update of its allocations (LastAllocUpdateIndex), but the
+ * new row shares its resource objects, so the scheduler's next pass finds
+ * the capacity kept instead of computing and filing it again for each node
+ * it visits.
  */
 export function nodeCapacity(
   node: Pick<NodeSpec, "NodeResources" | "ReservedResources" | "Resources" | "Reserved">,
 ): Capacity {
-  const cached = capacities.get(node);
-  if (cached) return cached;
+  const key: object = obj(node.NodeResources) ?? node;
+  const kept = capacities.get(key);
+  if (
+    kept &&
+    kept.reserved === node.ReservedResources &&
+    kept.legacyReserved === node.Reserved &&
+    kept.legacy === node.Resources
+  )
+    return kept.capacity;
+  const capacity = computeCapacity(node);
+  capacities.set(key, {
+    legacy: node.Resources,
+    reserved: node.ReservedResources,
+    legacyReserved: node.Reserved,
+    capacity,
+  });
+  return capacity;
+}
+
+function computeCapacity(
+  node: Pick<NodeSpec, "NodeResources" | "ReservedResources" | "Resources" | "Reserved">,
+): Capacity {
   const res = obj(node.NodeResources);
   const legacy = obj(node.Resources);
   const reserved = obj(node.ReservedResources);
@@ -60,7 +95,6 @@ export function nodeCapacity(
     memoryMB: memory - rMem,
     diskMB: disk === undefined ? Number.POSITIVE_INFINITY : disk - rDisk,
   };
-  capacities.set(node, capacity);
   return capacity;
 }
 
