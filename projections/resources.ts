@@ -29,17 +29,52 @@ const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v)
 const obj = (v: unknown): Json | undefined =>
   v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Json) : undefined;
 
-const capacities = new WeakMap<object, Capacity>();
+/** A capacity and the objects besides its key (NodeResources, or the row) it was computed from. */
+interface KeptCapacity {
+  readonly legacy: unknown;
+  readonly reserved: unknown;
+  readonly legacyReserved: unknown;
+  readonly capacity: Capacity;
+}
+
+const capacities = new WeakMap<object, KeptCapacity>();
 
 /**
  * What a node offers to allocations: its fingerprinted resources (Nomad's
  * NodeResources, or the legacy Resources) minus what it reserves.
+ *
+ * Kept by the node's NodeResources object (by the row when it has none),
+ * with the other objects it was computed from: a node's row is replaced
+ * at every client update of its allocations (LastAllocUpdateIndex), but the
+ * new row shares its resource objects, so the scheduler's next pass finds
+ * the capacity kept instead of computing and filing it again for each node
+ * it visits.
  */
 export function nodeCapacity(
   node: Pick<NodeSpec, "NodeResources" | "ReservedResources" | "Resources" | "Reserved">,
 ): Capacity {
-  const cached = capacities.get(node);
-  if (cached) return cached;
+  const key: object = obj(node.NodeResources) ?? node;
+  const kept = capacities.get(key);
+  if (
+    kept &&
+    kept.reserved === node.ReservedResources &&
+    kept.legacyReserved === node.Reserved &&
+    kept.legacy === node.Resources
+  )
+    return kept.capacity;
+  const capacity = computeCapacity(node);
+  capacities.set(key, {
+    legacy: node.Resources,
+    reserved: node.ReservedResources,
+    legacyReserved: node.Reserved,
+    capacity,
+  });
+  return capacity;
+}
+
+function computeCapacity(
+  node: Pick<NodeSpec, "NodeResources" | "ReservedResources" | "Resources" | "Reserved">,
+): Capacity {
   const res = obj(node.NodeResources);
   const legacy = obj(node.Resources);
   const reserved = obj(node.ReservedResources);
@@ -60,7 +95,6 @@ export function nodeCapacity(
     memoryMB: memory - rMem,
     diskMB: disk === undefined ? Number.POSITIVE_INFINITY : disk - rDisk,
   };
-  capacities.set(node, capacity);
   return capacity;
 }
 
@@ -75,6 +109,26 @@ export interface GroupAllocation {
 }
 
 const groupAllocations = new WeakMap<TaskGroupSpec, GroupAllocation>();
+const groupUsages = new WeakMap<TaskGroupSpec, Readonly<Usage>>();
+
+/**
+ * What one allocation of `tg` takes on its node: groupAllocation's `usage`
+ * (the same object), without the AllocatedResources and legacy fields only a
+ * placed allocation carries. The scheduler ranks and sums with it; a pass
+ * that places nothing (no node fits, or none at all) needs nothing more, and
+ * building the whole object was an eighth of such a pass's CPU.
+ */
+export function groupUsage(tg: TaskGroupSpec): Readonly<Usage> {
+  const cached = groupUsages.get(tg);
+  if (cached) return cached;
+  const usage: Usage = { cpu: 0, memoryMB: 0, diskMB: num(tg.EphemeralDisk?.SizeMB) };
+  for (const task of tg.Tasks ?? []) {
+    usage.cpu += num(task.Resources?.CPU);
+    usage.memoryMB += num(task.Resources?.MemoryMB);
+  }
+  groupUsages.set(tg, usage);
+  return usage;
+}
 
 /**
  * The resources one allocation of `tg` takes: the sum of its tasks' CPU and
@@ -87,15 +141,13 @@ export function groupAllocation(tg: TaskGroupSpec): GroupAllocation {
   const tasks: Record<string, Json> = {};
   const lifecycles: Record<string, Json | null> = {};
   const legacy: Record<string, Json> = {};
-  const usage: Usage = { cpu: 0, memoryMB: 0, diskMB: num(tg.EphemeralDisk?.SizeMB) };
+  const usage = groupUsage(tg);
   // Nomad's Resources.Add: MemoryMaxMB adds a task's max, or its MemoryMB when it has none.
   let memoryMax = 0;
   for (const task of tg.Tasks ?? []) {
     const r = task.Resources;
     const cpu = num(r?.CPU);
     const memory = num(r?.MemoryMB);
-    usage.cpu += cpu;
-    usage.memoryMB += memory;
     tasks[task.Name] = {
       Cpu: { CpuShares: cpu, ReservedCores: null },
       Memory: { MemoryMB: memory, MemoryMaxMB: num(r?.MemoryMaxMB) },

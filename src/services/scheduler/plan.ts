@@ -1,7 +1,7 @@
 import type { AllocRow } from "../../../projections/allocs.ts";
 import type { JobRow } from "../../../projections/jobs.ts";
 import { allocNetworkUse, offerNetworkUse, type PortSet } from "../../../projections/networks.ts";
-import { addUsage, allocUsage, groupAllocation, type Usage } from "../../../projections/resources.ts";
+import { addUsage, allocUsage, groupUsage, type Usage } from "../../../projections/resources.ts";
 import {
   type AllocFollowup,
   type AllocPlacement,
@@ -36,6 +36,13 @@ export class Plan {
   deploymentUpdates: DeploymentStatusUpdate[] = [];
   deploymentID = "";
   private readonly perNode = new Map<string, NodeUse>();
+  /**
+   * Placements on nodes not in `perNode` when they were made, by node, in
+   * the order made: what `proposed` adds when it first builds such a node's
+   * use. It used to scan every placement of the plan for each node it met,
+   * which for a job of a thousand placements was a thousand steps a node.
+   */
+  private readonly placedUnseen = new Map<string, PlannedAlloc[]>();
   /** Told of every stop the plan takes (+1) or takes back (-1): property sets follow them (property-set.ts). */
   readonly stopWatchers: ((a: AllocRow, delta: 1 | -1) => void)[] = [];
   /** Placements holding ports, per node (read by network-index.ts when it first gathers a node's ports). */
@@ -112,7 +119,12 @@ export class Plan {
   appendPlacement(p: PlannedAlloc): void {
     this.placements.push(p);
     const use = this.perNode.get(p.NodeID);
-    use?.add(this.job?.ID ?? "", p.TaskGroup, groupAllocation(p.tg).usage);
+    if (use) use.add(this.job?.ID ?? "", p.TaskGroup, groupUsage(p.tg));
+    else {
+      const unseen = this.placedUnseen.get(p.NodeID);
+      if (unseen) unseen.push(p);
+      else this.placedUnseen.set(p.NodeID, [p]);
+    }
     if (p.Ports || p.TaskNetworks) {
       use?.ports?.addAlloc(offerNetworkUse(p));
       const onNode = this.portPlacements.get(p.NodeID);
@@ -130,8 +142,10 @@ export class Plan {
       if (isTerminalAlloc(a) || this.stops.has(a.ID) || this.preemptions.has(a.ID)) continue;
       use.add(a.JobID, a.TaskGroup, allocUsage(a), a.ID);
     }
-    for (const p of this.placements) {
-      if (p.NodeID === nodeID) use.add(this.job?.ID ?? "", p.TaskGroup, groupAllocation(p.tg).usage, p.ID);
+    const unseen = this.placedUnseen.get(nodeID);
+    if (unseen) {
+      for (const p of unseen) use.add(this.job?.ID ?? "", p.TaskGroup, groupUsage(p.tg), p.ID);
+      this.placedUnseen.delete(nodeID);
     }
     this.perNode.set(nodeID, use);
     return use;

@@ -2,7 +2,7 @@ import type { AllocRow } from "../../../projections/allocs.ts";
 import type { JobRow } from "../../../projections/jobs.ts";
 import type { NetworkOffer } from "../../../projections/networks.ts";
 import type { NodeRow } from "../../../projections/nodes.ts";
-import { type Capacity, groupAllocation, nodeCapacity, type Usage } from "../../../projections/resources.ts";
+import { type Capacity, groupUsage, nodeCapacity, type Usage } from "../../../projections/resources.ts";
 import type { TaskGroupSpec } from "../../../streams/jobs.ts";
 import type { Table } from "../../store/table.ts";
 import { CLASS_INELIGIBLE, type Feasibility } from "./feasibility.ts";
@@ -139,7 +139,8 @@ export class PlacementStack {
     this.scorePreemption = true;
     const metric = this.newMetric();
     const n = this.source.length;
-    const ask = groupAllocation(tg).usage;
+    // Asked for once a node is ranked: a search that finds none (a pass that places nothing) needs no usage.
+    let ask: Readonly<Usage> | undefined;
     const cacheable = this.feasibility.cacheable(tg);
     const distinct = this.feasibility.hasDistinctHosts(tg);
     const volumes = this.feasibility.asksForVolumes(tg);
@@ -161,6 +162,7 @@ export class PlacementStack {
       slot.use ??= this.plan.proposed(node.ID);
       if (distinct && !this.feasibility.distinctHosts(node, tg, slot.use, metric)) continue;
       if (prefs && !prefs.distinctProperty(node, metric)) continue;
+      ask ??= groupUsage(tg);
       const option = this.rank(slot, slot.use, tg, ask, options.penaltyNodes, metric, undefined, prefs);
       if (!option) continue;
       if (option.final <= SKIP_SCORE_THRESHOLD && skipped.length < MAX_SKIP) {
@@ -190,7 +192,7 @@ export class PlacementStack {
     const prefs = releasing ? undefined : this.preferences?.forGroup(tg);
     if (prefs && !prefs.distinctProperty(node, metric)) return { metric };
     const slot = new NodeSlot(node, true, nodeCapacity(node));
-    const option = this.rank(slot, use, tg, groupAllocation(tg).usage, undefined, metric, releasing);
+    const option = this.rank(slot, use, tg, groupUsage(tg), undefined, metric, releasing);
     return this.choose(option ? [option] : [], metric);
   }
 

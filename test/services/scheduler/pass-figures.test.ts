@@ -24,3 +24,14 @@ describe.runIf(enabled)("a scheduling pass of a job that cannot be placed", () =
     expect(figures.warm_us_per_pass).toBeGreaterThan(0);
   }, 300_000);
 });
+
+describe.runIf(enabled)("a scheduling pass that places a service job", () => {
+  // PLACING_NODES and PLACING_COUNT (default 2,000 each) pass through to the child.
+  it("costs this much CPU a placement", () => {
+    const script = fileURLToPath(new URL("./placing-figures-child.ts", import.meta.url));
+    const out = execFileSync(process.execPath, ["--import", "tsx", script], { encoding: "utf8" });
+    const figures = JSON.parse(out.trim().split("\n").pop()!) as Record<string, number>;
+    console.log(JSON.stringify(figures));
+    expect(figures.us_per_placement).toBeGreaterThan(0);
+  }, 300_000);
+});
