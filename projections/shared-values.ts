@@ -48,38 +48,54 @@ function share(stored: unknown, reported: unknown, depth: number): unknown {
     }
     return same ? stored : reported;
   }
-  if (Array.isArray(stored) || Object.getPrototypeOf(reported) !== Object.getPrototypeOf(stored))
+  // Plain objects only (what msgpack decodes to): their for-in gives their own keys, in order.
+  if (
+    Object.getPrototypeOf(reported) !== Object.prototype ||
+    Object.getPrototypeOf(stored) !== Object.prototype
+  )
     return reported;
   const was = stored as Record<string, unknown>;
   const now = reported as Record<string, unknown>;
-  // Told before the values: the check uses a scratch list the values' own checks would overwrite.
-  let same = sameKeyOrder(was, now);
+  // The stored object's keys, in order, in the scratch list above what
+  // the callers hold there (Object.keys would make an array an object).
+  const base = top;
+  let n = 0;
+  for (const key in was) scratch[base + n++] = key;
+  top = base + n;
+  let same = true;
+  let i = 0;
   for (const key in now) {
-    if (!Object.hasOwn(now, key)) continue;
-    if (!Object.hasOwn(was, key)) {
+    // The same key at the same place, or (keys in another order) one it has elsewhere.
+    if (i >= n || scratch[base + i] !== key) {
+      same = false;
+      if (!Object.hasOwn(was, key)) {
+        i++;
+        continue;
+      }
+    }
+    i++;
+    const value = now[key];
+    const old = was[key];
+    if (old === value) {
+      // An equal string may be another copy: the stored one is kept.
+      if (typeof value === "string") {
+        if (writable) now[key] = old;
+      } else if (value === 0 && !Object.is(old, value)) same = false;
+      continue;
+    }
+    if (typeof value !== "object" || typeof old !== "object" || value === null || old === null) {
       same = false;
       continue;
     }
-    const value = now[key];
-    const kept = share(was[key], value, depth + 1);
-    if (!Object.is(kept, was[key])) same = false;
-    else if (kept !== value && writable) now[key] = kept;
+    const kept = share(old, value, depth + 1);
+    if (kept !== old) same = false;
+    else if (writable) now[key] = kept;
   }
-  return same ? stored : reported;
+  top = base;
+  return same && i === n ? stored : reported;
 }
 
-/** `a`'s keys while they are compared with `b`'s: Object.keys would make two arrays an object. */
+/** Keys of the objects being compared, a slice for each level (see `top`). */
 const scratch: string[] = [];
-
-/** The same own keys in the same order: what decides the bytes and the JSON of an equal object. */
-function sameKeyOrder(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
-  let n = 0;
-  for (const key in a) if (Object.hasOwn(a, key)) scratch[n++] = key;
-  let i = 0;
-  for (const key in b) {
-    if (!Object.hasOwn(b, key)) continue;
-    if (i >= n || scratch[i] !== key) return false;
-    i++;
-  }
-  return i === n;
-}
+/** Where the next level's keys go in `scratch`. */
+let top = 0;
