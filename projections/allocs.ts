@@ -18,6 +18,7 @@ import { jobKey } from "./evals.ts";
 import type { JobRow } from "./jobs.ts";
 import type { NodeRow } from "./nodes.ts";
 import { applyPlan, type PlanRefusalRow, type PlanTables, withState } from "./plan-apply.ts";
+import { shareEqual } from "./shared-values.ts";
 
 /** Nomad's Allocation as the API shows it. */
 export type AllocRow = AllocationSpec & {
@@ -229,9 +230,10 @@ function fromClient(stored: AllocRow, update: ClientAllocUpdate, index: number):
   return {
     ...stored,
     ClientStatus: update.ClientStatus,
-    ClientDescription: update.ClientDescription,
-    TaskStates: update.TaskStates,
-    NetworkStatus: update.NetworkStatus,
+    ClientDescription: shareEqual(stored.ClientDescription, update.ClientDescription),
+    // What the client repeats of the stored row is kept from it (see shareEqual).
+    TaskStates: shareEqual(stored.TaskStates, update.TaskStates),
+    NetworkStatus: shareEqual(stored.NetworkStatus, update.NetworkStatus),
     DeploymentStatus: deployment,
     ModifyTime: update.ModifyTime,
     ModifyIndex: index,

@@ -248,15 +248,18 @@ function timeOf(e: Row): number {
   return typeof e.Time === "number" ? e.Time : 0;
 }
 
-function taskEventEntry(task: string, e: Row, time: number): TaskEventEntry {
+function taskEventEntry(Task: string, e: Row, Time: number): TaskEventEntry {
   const display = typeof e.DisplayMessage === "string" ? e.DisplayMessage : "";
   const message = typeof e.Message === "string" ? e.Message : "";
-  const entry: { Task: string; Type: string; Time: number; DisplayMessage?: string; Message?: string } = {
-    Task: task,
-    Type: typeof e.Type === "string" ? e.Type : "",
-    Time: time,
-  };
-  if (display !== "") entry.DisplayMessage = bounded(display);
-  if (message !== "" && message !== display) entry.Message = bounded(message);
-  return entry;
+  const Type = typeof e.Type === "string" ? e.Type : "";
+  // One literal for each set of fields, in the same order: a field added
+  // after the literal goes to a property array of its own (and spare
+  // slots), kept with the entry in its history row's Latest.
+  const withMessage = message !== "" && message !== display;
+  if (display === "")
+    return withMessage ? { Task, Type, Time, Message: bounded(message) } : { Task, Type, Time };
+  const DisplayMessage = bounded(display);
+  return withMessage
+    ? { Task, Type, Time, DisplayMessage, Message: bounded(message) }
+    : { Task, Type, Time, DisplayMessage };
 }

@@ -577,7 +577,7 @@ function groupOf(job: JobRow, name: string): TaskGroupSpec | undefined {
 }
 
 /** Nomad's AllocMetric of a placement: what the placement recorded of its search, Nomad's zero values elsewhere. */
-function placedMetrics(p: AllocPlacement): AllocRow["Metrics"] {
+function placedMetrics(p: AllocPlacement, nodeID: string): AllocRow["Metrics"] {
   const m = p.Metrics;
   return {
     NodesEvaluated: p.NodesEvaluated ?? 0,
@@ -594,11 +594,18 @@ function placedMetrics(p: AllocPlacement): AllocRow["Metrics"] {
     Scores: null,
     ScoreMetaData:
       m?.ScoreMetaData ??
-      (p.Score === undefined ? null : [{ NodeID: p.NodeID, Scores: null, NormScore: p.Score }]),
+      (p.Score === undefined ? null : [{ NodeID: nodeID, Scores: null, NormScore: p.Score }]),
     AllocationTime: 0,
     CoalescedFailures: 0,
   } as AllocRow["Metrics"];
 }
+
+/**
+ * A new allocation's DesiredTransition: none, one object for all of them
+ * (rows are never changed in place; a transition is a new object, see
+ * mergeTransition) rather than an empty one kept with each row.
+ */
+const NO_TRANSITION: AllocRow["DesiredTransition"] = Object.freeze({});
 
 /** A compact placement made whole: Nomad's Allocation as the generic scheduler builds it. */
 function placedRow(
@@ -621,7 +628,10 @@ function placedRow(
     Namespace: job.Namespace,
     EvalID: plan.EvalID,
     Name: p.Name,
-    NodeID: p.NodeID,
+    // The node row's own string, equal to the record's: the record's copy
+    // (decoded with the record) is then garbage at once, not kept and
+    // promoted with the row.
+    NodeID: node.ID,
     NodeName: node.Name,
     JobID: job.ID,
     Job: job as AllocJob,
@@ -630,10 +640,10 @@ function placedRow(
     SharedResources: resources.SharedResources,
     TaskResources: resources.TaskResources,
     AllocatedResources: resources.AllocatedResources,
-    Metrics: placedMetrics(p),
+    Metrics: placedMetrics(p, node.ID),
     DesiredStatus: "run",
     DesiredDescription: "",
-    DesiredTransition: {},
+    DesiredTransition: NO_TRANSITION,
     ClientStatus: "pending",
     ClientDescription: "",
     TaskStates: null,
