@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { startMemoryStore } from "../../src/bench/memory-store.ts";
 import type { Envelope } from "../../streams/event-schema.ts";
+import { startBootstrappedStore } from "../fixtures/bootstrapped-store.ts";
 import { registeredBatchJob } from "../fixtures/registered-batch-job.ts";
 
 /**
@@ -34,13 +34,7 @@ function batches(from: number, count: number): Envelope[][] {
 
 describe.runIf(enabled)("applying registrations", () => {
   it("costs this much CPU per JobRegistered record", async () => {
-    const { store, tables } = await startMemoryStore();
-    await store.write({
-      type: "ClusterBootstrapped",
-      v: 1,
-      at: AT,
-      data: { ClusterID: "c1", CreateTime: AT, ServerName: "s1" },
-    } as Envelope);
+    const { store, tables } = await startBootstrappedStore(AT);
     const run = async (list: Envelope[][]) => {
       for (const batch of list) await store.waitFor((await store.append(batch)).last);
     };

@@ -6,24 +6,18 @@
  * warmed-up ones. Prints one JSON line.
  */
 import { randomUUID } from "node:crypto";
-import { startMemoryStore } from "../../../src/bench/memory-store.ts";
 import { ReadyNodes } from "../../../src/services/scheduler/ready-nodes.ts";
 import { computeInProcess } from "../../../src/services/scheduler/worker.ts";
 import { VirtualClock } from "../../../src/util/clock.ts";
 import type { Envelope } from "../../../streams/event-schema.ts";
+import { startBootstrappedStore } from "../../fixtures/bootstrapped-store.ts";
 import { registeredBatchJob } from "../../fixtures/registered-batch-job.ts";
 
 const COLD = Number(process.env.PASSES_COLD ?? 2_000);
 const WARM = Number(process.env.PASSES_WARM ?? 6_000);
 const AT = 1_763_800_000_000;
 
-const { store, tables } = await startMemoryStore();
-await store.write({
-  type: "ClusterBootstrapped",
-  v: 1,
-  at: AT,
-  data: { ClusterID: "c1", CreateTime: AT, ServerName: "s1" },
-} as Envelope);
+const { store, tables } = await startBootstrappedStore(AT);
 const ids: string[] = [];
 for (let i = 0; i < COLD + WARM; i += 16) {
   const batch: Envelope[] = [];

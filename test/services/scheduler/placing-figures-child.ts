@@ -8,56 +8,33 @@
  */
 import { randomUUID } from "node:crypto";
 import { readyNodeDrafts } from "../../../src/bench/bench-nodes.ts";
-import { startMemoryStore } from "../../../src/bench/memory-store.ts";
-import { batchJob } from "../../../src/bench/registration-bench.ts";
-import { canonicalizeJob } from "../../../src/jobs/canonicalize.ts";
 import { ReadyNodes } from "../../../src/services/scheduler/ready-nodes.ts";
 import { computeInProcess } from "../../../src/services/scheduler/worker.ts";
 import { VirtualClock } from "../../../src/util/clock.ts";
-import { newEvaluation } from "../../../streams/evals.ts";
 import type { Envelope } from "../../../streams/event-schema.ts";
-import { JOB_REGISTERED_VERSION } from "../../../streams/jobs.ts";
+import { startBootstrappedStore } from "../../fixtures/bootstrapped-store.ts";
+import { rawBatchJob, registeredJob } from "../../fixtures/registered-batch-job.ts";
 
 const NODES = Number(process.env.PLACING_NODES ?? 2_000);
 const COUNT = Number(process.env.PLACING_COUNT ?? 2_000);
 const ROUNDS = Number(process.env.PLACING_ROUNDS ?? 10);
 const AT = 1_763_800_000_000;
 
-const { store, tables } = await startMemoryStore();
-await store.write({
-  type: "ClusterBootstrapped",
-  v: 1,
-  at: AT,
-  data: { ClusterID: "c1", CreateTime: AT, ServerName: "s1" },
-} as Envelope);
+const { store, tables } = await startBootstrappedStore(AT);
 for (let i = 0; i < NODES; i += 100) {
   const batch: Envelope[] = [];
   for (let j = i; j < Math.min(i + 100, NODES); j++)
     for (const d of readyNodeDrafts(j).drafts) batch.push({ ...d, at: AT } as Envelope);
   await store.waitFor((await store.append(batch)).last);
 }
-const raw = (JSON.parse(JSON.stringify(batchJob("placed"))) as { Job: Record<string, unknown> }).Job;
-raw.Namespace = "default";
+const raw = rawBatchJob("placed");
 raw.Type = "service";
 const group = (raw.TaskGroups as { Count: number; Tasks: { Driver: string }[] }[])[0]!;
 group.Count = COUNT;
 // The bench nodes run docker.
 group.Tasks[0]!.Driver = "docker";
-const job = canonicalizeJob(raw);
-const evaluation = newEvaluation({
-  ID: randomUUID(),
-  Namespace: "default",
-  Type: job.Type,
-  TriggeredBy: "job-register",
-  JobID: job.ID,
-  CreateTime: AT * 1e6,
-});
-const registered = {
-  type: "JobRegistered",
-  v: JOB_REGISTERED_VERSION,
-  at: AT,
-  data: { Job: job, Eval: evaluation, EnforceIndex: false, JobModifyIndex: 0, Submission: null },
-} as Envelope;
+const registered = registeredJob(raw, AT);
+const evaluationId = (registered.data as { Eval: { ID: string } }).Eval.ID;
 await store.waitFor((await store.append([registered])).last);
 const rt = {
   tables,
@@ -66,7 +43,7 @@ const rt = {
   newID: randomUUID,
   appliedIndex: () => store.appliedIndex,
 };
-const row = tables.evals.get(evaluation.ID)!;
+const row = tables.evals.get(evaluationId)!;
 const pass = () => {
   const out = computeInProcess(rt, row, 0);
   if (out.failedTGAllocs !== null)
