@@ -14,6 +14,7 @@ import type {
   VolumeMount,
   VolumeRequest,
 } from "../../streams/jobs.ts";
+import { mapped } from "../util/mapped.ts";
 import { withCanonicalScaling } from "./scaling-policy.ts";
 import { SERVER_FIELDS } from "./spec-changed.ts";
 
@@ -26,19 +27,6 @@ import { SERVER_FIELDS } from "./spec-changed.ts";
  * decoder drops them; a known field of the wrong type is an error naming it.
  * One field of Nomad 1.6 is known: the job's NodePool (node pools are served).
  */
-
-/**
- * `list.map(fn)`, pushed into a literal. The builtin `map` returns a packed
- * array, TurboFan's inlined `map` a holey one: the lists of a job
- * canonicalized by optimized code then reached code that had only seen
- * the other kind (the spec's own reads, msgpackr's packArray), which
- * deoptimized on them ("wrong map"), once each, in every cold server.
- */
-function mapped<T, U>(list: readonly T[], fn: (item: T, i: number) => U): U[] {
-  const out: U[] = [];
-  for (let i = 0; i < list.length; i++) out.push(fn(list[i]!, i));
-  return out;
-}
 
 const SECOND = 1e9;
 const MINUTE = 60 * SECOND;

@@ -1,4 +1,5 @@
 import type { Actor, Envelope } from "../../streams/event-schema.ts";
+import { mapped } from "../util/mapped.ts";
 import type { Outcome } from "./projection.ts";
 import type { Store } from "./store.ts";
 
@@ -46,22 +47,14 @@ export async function writeEvents(
   drafts: readonly Writable[],
 ): Promise<Written> {
   const stamp: Stamp = { at: now, by: actor };
-  // Pushed into a literal, not made by `drafts.map`: the builtin `map` gives
-  // a packed array, TurboFan's inlined `map` a holey one, so the first
-  // optimized writeEvents handed Store.append an array of a map it had not
-  // seen and deoptimized ("wrong map"), a recompile of everything inlined
-  // here in every cold run. A literal's array keeps one map in every tier.
-  const envelopes: (Envelope | Uint8Array)[] = [];
-  for (let i = 0; i < drafts.length; i++) {
-    const d = drafts[i]!;
-    // Built field by field: a literal that adds keys after a spread takes a
-    // slow path in V8 (the codec writes the fields in its own order anyway).
-    envelopes.push(
-      isEncoded(d)
-        ? d.encode(stamp)
-        : { type: d.type, v: d.v, at: now, by: actor, cause: d.cause, data: d.data },
-    );
-  }
+  // `mapped`, not `drafts.map`: one array map for Store.append in every tier.
+  // Built field by field: a literal that adds keys after a spread takes a
+  // slow path in V8 (the codec writes the fields in its own order anyway).
+  const envelopes = mapped<Writable, Envelope | Uint8Array>(drafts, (d) =>
+    isEncoded(d)
+      ? d.encode(stamp)
+      : { type: d.type, v: d.v, at: now, by: actor, cause: d.cause, data: d.data },
+  );
   const { first, last } = await store.append(envelopes);
   const outcomes: Outcome[] = [];
   for (let i = first; i <= last; i++) outcomes.push(await store.waitFor(i));

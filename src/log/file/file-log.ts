@@ -270,9 +270,8 @@ export class FileLog implements EventLog {
   private async writeGroup(group: PendingAppend[], seg: Segment): Promise<Publish> {
     let frameBytes = 0;
     let records = 0;
-    // Pushed into a literal, not `group.map(...)`: the builtin's array and
-    // TurboFan's inlined one differ in hidden class, and encodeCommit, fed
-    // both, deoptimized on them in every cold server.
+    // Pushed into a literal, not `group.map(...)`: encodeCommit sees one
+    // array map in every tier (src/util/mapped.ts says why).
     const batches: (readonly Uint8Array[])[] = [];
     for (const p of group) {
       frameBytes += p.frameBytes;
