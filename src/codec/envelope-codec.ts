@@ -19,7 +19,8 @@ import "./string-extractor.ts";
  * (docs/log-format.md).
  */
 // skipValues exists in msgpackr 1.10+ but is missing from its type declarations.
-const options: Options & { skipValues: unknown[] } = {
+// Exported for the history file's chunks (src/history/history-chunk.ts), which pack with these options unwidened.
+export const plainOptions: Readonly<Options & { skipValues: unknown[] }> = {
   useRecords: false,
   moreTypes: false,
   mapsAsObjects: true,
@@ -28,7 +29,7 @@ const options: Options & { skipValues: unknown[] } = {
   skipValues: [undefined],
   encodeUndefinedAsNil: true,
 };
-const packr = new Packr(options);
+const packr = new Packr(plainOptions);
 
 export class CodecError extends Error {
   constructor(message: string) {

@@ -5,19 +5,32 @@ import { join } from "node:path";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { HistoryEntry } from "../../projections/history.ts";
-import { HistoryFile } from "../../src/history/history-file.ts";
+import { decodeChunk, encodeChunk } from "../../src/history/history-chunk.ts";
+import { FORMAT_VERSION, HistoryFile } from "../../src/history/history-file.ts";
 
-function entry(index: number, field: string, to: unknown): HistoryEntry {
+/** An entry with a Cause and Actor of its own, unless given the record's (as the projection shares them). */
+function entry(
+  index: number,
+  field: string,
+  to: unknown,
+  shared?: Pick<HistoryEntry, "Cause" | "Actor">,
+): HistoryEntry {
   return {
     Index: index,
     Time: new Date(1_763_800_000_000 + index).toISOString(),
     Field: field,
     From: null,
     To: to,
-    Cause: { Event: "AllocClientUpdated" },
-    Actor: { kind: "node", id: "n1" },
+    Cause: shared?.Cause ?? { Event: "AllocClientUpdated" },
+    Actor: shared?.Actor ?? { kind: "node", id: "n1" },
   };
 }
+
+/** One Cause and Actor for a record's entries, as the projection makes them. */
+const recordOf = (index: number): Pick<HistoryEntry, "Cause" | "Actor"> => ({
+  Cause: { Event: "AllocClientUpdated", EvalID: `eval-${index}` },
+  Actor: { kind: "node", id: `n${index % 4}` },
+});
 
 /** A logger whose messages the test reads. */
 function recordingLogger() {
@@ -40,10 +53,16 @@ describe("HistoryFile", () => {
     const expected = new Map<string, HistoryEntry[]>();
     for (let i = from; i <= to; i++) {
       const key = `allocation\u0000a${i % 3}`;
+      // Entries sharing their record's Cause and Actor, entries with their own, one with a Diff.
+      const record = recordOf(i);
       const added =
         i % 5 === 0
-          ? [entry(i, "ClientStatus", "running"), entry(i, "TaskEvents", { n: i })]
-          : [entry(i, "DesiredStatus", `s${i}`)];
+          ? [entry(i, "ClientStatus", "running", record), entry(i, "TaskEvents", { n: i }, record)]
+          : i % 7 === 0
+            ? [entry(i, "ClientStatus", "running"), entry(i, "TaskEvents", { n: i, t: 1.796e18 + i * 1e6 })]
+            : i % 11 === 0
+              ? [{ ...entry(i, "Version", i, record), Diff: { Type: "Edited" } }]
+              : [entry(i, "DesiredStatus", `s${i}`)];
       file.append(key, i, added);
       expected.set(key, [...(expected.get(key) ?? []), ...added]);
       file.markApplied(i);
@@ -169,6 +188,48 @@ describe("HistoryFile", () => {
     const other = await HistoryFile.open(dir, pino({ level: "silent" }));
     expect(other.rebuild).toBe(true);
     await other.file.close();
+  });
+
+  it("writes a record's Cause and Actor once a chunk, and reads back the entries it was given", () => {
+    const record = recordOf(42);
+    const many = Array.from({ length: 6 }, (_, n) =>
+      entry(
+        42,
+        n === 0 ? "ClientStatus" : "TaskEvents",
+        n === 0 ? "running" : { n, Time: 1.796e18 + n },
+        record,
+      ),
+    );
+    const once = (entries: HistoryEntry[]) => {
+      const chunk = encodeChunk(["allocation\u0000a", -1, 0, 42, entries.length], entries);
+      expect(decodeChunk(chunk, 0).entries).toStrictEqual(entries);
+      return chunk.toString("latin1").split("eval-42").length - 1;
+    };
+    expect(once(many)).toBe(1);
+    // Entries of one record with causes of their own, or with a Diff: each written whole.
+    const unshared = many.map((e) => ({ ...e, Cause: { ...e.Cause } }));
+    expect(once(unshared)).toBe(6);
+    expect(once([many[0]!, { ...many[1]!, Diff: { Type: "Edited" } }])).toBe(2);
+    expect(once([many[0]!, { ...many[1]!, Index: 43 }])).toBe(2);
+  });
+
+  it("rebuilds a file of format 2 (entries as maps, before the shared form) with a warning", async () => {
+    const first = await HistoryFile.open(dir, pino({ level: "silent" }));
+    feed(first.file, 1, 30);
+    await first.file.close();
+    const path = join(dir, "history.log");
+    const bytes = readFileSync(path);
+    expect(bytes.readUInt32LE(8)).toBe(FORMAT_VERSION);
+    bytes.writeUInt32LE(2, 8);
+    writeFileSync(path, bytes);
+    const { logger, warnings } = recordingLogger();
+    const old = await HistoryFile.open(dir, logger);
+    expect(old.rebuild).toBe(true);
+    expect(warnings()).toContain("history file is not one this version writes: rebuilding it from the log");
+    expect(old.file.objects).toBe(0);
+    expect(old.file.applied).toBe(0);
+    expect(readFileSync(path).readUInt32LE(8)).toBe(FORMAT_VERSION);
+    await old.file.close();
   });
 
   it("compacts to the entries a retention keeps, and goes on from there", async () => {

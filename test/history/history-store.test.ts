@@ -120,7 +120,7 @@ describe("history store", () => {
     await withoutSnapshot.close();
   });
 
-  it("rebuilds a deleted or damaged history file from the log, with a warning, and answers the same", async () => {
+  it("rebuilds a deleted, damaged or older-format history file from the log, with a warning, and answers the same", async () => {
     const { dataDir, expected, last } = await storyOnDisk();
     const historyDir = join(dataDir, "history");
 
@@ -144,6 +144,21 @@ describe("history store", () => {
     expect(damaged.warnings()).toContain("history file damaged: rebuilding it from the log");
     expectSameHistory(afterDamage, expected, last);
     await afterDamage.close();
+
+    // A file of the format before (2): rebuilt from the log rather than read.
+    const current = readFileSync(path);
+    current.writeUInt32LE(2, 8);
+    writeFileSync(path, current);
+    const older = recordingLogger();
+    const afterOlder = await restart(dataDir, older.logger);
+    expect(older.warnings()).toContain(
+      "history file is not one this version writes: rebuilding it from the log",
+    );
+    expect(older.warnings()).toContain(
+      "history file behind the snapshot: rebuilding the history projection from the log",
+    );
+    expectSameHistory(afterOlder, expected, last);
+    await afterOlder.close();
   });
 
   it("drops entries older than history_retention from the store at start, and a rebuild brings them back", async () => {
