@@ -4,15 +4,11 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { HistoryEntry, HistoryRow } from "../../projections/history.ts";
-import { createProjections } from "../../projections/index.ts";
-import { EnvelopeCodec, packPlain, unpackPlain } from "../../src/codec/envelope-codec.ts";
+import { packPlain, unpackPlain } from "../../src/codec/envelope-codec.ts";
 import { decodeChunk, encodeChunk } from "../../src/history/history-chunk.ts";
 import { HistoryFile } from "../../src/history/history-file.ts";
 import { frameChecksum } from "../../src/log/file/format.ts";
-import { openFileLogReadOnly } from "../../src/log/file/index.ts";
-import { MemoryLog } from "../../src/log/memory-log.ts";
-import { Store } from "../../src/store/store.ts";
-import { allSchemas } from "../../streams/index.ts";
+import { storeOverKeptLog } from "../fixtures/kept-log-store.ts";
 
 /**
  * The figures docs/architecture.md ("History store") quotes for encoding
@@ -39,16 +35,7 @@ interface Change {
 }
 
 async function historyChanges(logDir: string): Promise<Change[]> {
-  const source = await openFileLogReadOnly(logDir);
-  const log = new MemoryLog();
-  for await (const batch of source.read(1, { maxBatch: 4096 })) await log.append(batch.map((r) => r.bytes));
-  await source.close();
-  const store = new Store({
-    log,
-    codec: new EnvelopeCodec(allSchemas),
-    projections: createProjections().all,
-    logger: pino({ level: "silent" }),
-  });
+  const store = await storeOverKeptLog(logDir);
   const changes: Change[] = [];
   store.change$.subscribe((c) => {
     if (c.table !== "history" || c.after === undefined) return;

@@ -1,15 +1,9 @@
-import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { AllocRow } from "../../../projections/allocs.ts";
-import { createProjections } from "../../../projections/index.ts";
 import { clientReplyJson, replySlabsMade, replyWritten } from "../../../src/api/client-rpc/reply-json.ts";
-import { EnvelopeCodec } from "../../../src/codec/envelope-codec.ts";
 import { SignedAlloc } from "../../../src/identity/alloc-identities.ts";
 import { taskNames } from "../../../src/identity/claims.ts";
-import { openFileLogReadOnly } from "../../../src/log/file/index.ts";
-import { MemoryLog } from "../../../src/log/memory-log.ts";
-import { Store } from "../../../src/store/store.ts";
-import { allSchemas } from "../../../streams/index.ts";
+import { storeOverKeptLog } from "../../fixtures/kept-log-store.ts";
 import { allocatedDuring } from "../../heap-allocation.ts";
 
 /**
@@ -29,21 +23,7 @@ const PASSES = 2;
 
 describe.skipIf(!dir)("Alloc.GetAllocs replies (figures)", () => {
   it("reports heap bytes and CPU per reply of ten allocations", async () => {
-    const source = await openFileLogReadOnly(dir!);
-    const log = new MemoryLog();
-    let read = 0;
-    for await (const batch of source.read(1, { maxBatch: 1000 })) {
-      await log.append(batch.map((r) => r.bytes));
-      read += batch.length;
-      if (read >= RECORDS) break;
-    }
-    await source.close();
-    const store = new Store({
-      log,
-      codec: new EnvelopeCodec(allSchemas),
-      projections: createProjections().all,
-      logger: pino({ level: "silent" }),
-    });
+    const store = await storeOverKeptLog(dir!, RECORDS);
     const placed: AllocRow[] = [];
     const placements = store.change$.subscribe((c) => {
       if (c.table === "allocs" && c.before === undefined && c.after !== undefined)
