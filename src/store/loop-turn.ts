@@ -1,18 +1,18 @@
 /**
  * How long the paced steps of one iteration of the event loop may hold it
  * in all, before the loop polls its sockets again: the store's apply slice
- * (APPLY_SLICE_MS, 3 ms, which keeps first claim), then the watches' wakes,
+ * (APPLY_SLICE_MS, 1 ms, which keeps first claim), then the watches' wakes,
  * the admitted requests, the client update window's answers and the history
  * file's encoding, which share what is left. Each had a budget of its own
  * before, and in a placement burst they ran one after the other in one
  * check phase: 20 ms and more of paced work between two polls, for which a
- * heartbeat that had just arrived waited. 5 ms rather than the 10 it was
- * first: on two cores shared with other busy threads, a turn's work is
- * stretched by about as much waiting for a core, so the shorter turn cut
- * the loop delay's p99 in the load benchmark's burst (docs/architecture.md,
- * "One allowance for one loop iteration").
+ * heartbeat that had just arrived waited. 2 ms rather than the 10 it was
+ * first, then 5: on two cores shared with other busy threads, a turn's work
+ * is stretched by about as much waiting for a core, so each shorter turn
+ * cut the loop delay's p99 in the load benchmark's burst, with no fewer
+ * placements (docs/architecture.md, "One allowance for one loop iteration").
  */
-export const LOOP_TURN_MS = 5;
+export const LOOP_TURN_MS = 2;
 
 /**
  * The allowance of one iteration of the event loop, shared by its paced

@@ -48,7 +48,7 @@ const REJECTIONS_KEPT = 16_384;
  * arriving meanwhile are served between records. Readers only ever see a
  * prefix of the log: every record is applied whole.
  */
-export const APPLY_SLICE_MS = 3;
+export const APPLY_SLICE_MS = 1;
 
 /**
  * Wires the log to the projections: applies every record strictly in index

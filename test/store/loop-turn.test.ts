@@ -224,7 +224,7 @@ describe("the paced steps of one loop iteration", () => {
       // (busy waits: a wait for a core shortens them, never stretches them).
       const work = iterations.map((i) => (i.applied + i.woken + i.admitted) * 0.5).sort((a, b) => a - b);
       const median = work[Math.floor(work.length / 2)]!;
-      // Apart, their budgets stacked: a 5 ms slice, 32 wakes (16 ms), 8 ms of
+      // Apart, their budgets stacked: an apply slice, 32 wakes (16 ms), 8 ms of
       // requests, 29 ms an iteration. Shared: the allowance, plus the record
       // and the calls past it that each step runs to make progress (one wake,
       // four requests).
@@ -234,7 +234,7 @@ describe("the paced steps of one loop iteration", () => {
         expect(i.woken).toBeGreaterThanOrEqual(1);
         expect(i.admitted).toBeGreaterThanOrEqual(4);
       }
-      // The apply slice (5 ms) is not cut short by the others.
+      // The apply slice (APPLY_SLICE_MS) is not cut short by the others.
       slices.sort((a, b) => a - b);
       expect(slices[Math.floor(slices.length / 2)]).toBeGreaterThanOrEqual(APPLY_SLICE_MS - 0.5);
     },
