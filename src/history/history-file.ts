@@ -596,8 +596,6 @@ export class HistoryFile {
 
 const SPENT: Queued = { key: MARK_KEY, index: 0, entries: [] };
 
-export { HistoryFileDamaged };
-
 function writeAll(fd: number, bytes: Buffer): void {
   let done = 0;
   while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
