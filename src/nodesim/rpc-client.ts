@@ -129,15 +129,9 @@ export class RpcClient implements RpcCaller {
    */
   async call<T>(method: string, body: unknown, token: string, options: CallOptions = {}): Promise<T> {
     const msgpack = this.options.encoding === "msgpack";
-    let payload: string | Uint8Array;
-    let length: number;
-    if (msgpack) {
-      payload = packPlain(body);
-      length = payload.length;
-    } else {
-      payload = JSON.stringify(body);
-      length = Buffer.byteLength(payload);
-    }
+    // Bytes, as undici would make them of a string (Buffer.from), once for the call and its retry.
+    const payload: Uint8Array = msgpack ? packPlain(body) : Buffer.from(JSON.stringify(body));
+    const length = payload.length;
     const exchange: Exchange = {
       path: `/v1/rpc/${method}`,
       headers: this.headers(method, token, msgpack),

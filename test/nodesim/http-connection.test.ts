@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { Counters } from "../../src/nodesim/counters.ts";
@@ -85,6 +86,34 @@ describe("RpcClient on undici's connections", () => {
     expect(beat).toMatch(/\r\ncontent-length: 15\r\n\r\n\{"NodeID":"n1"\}$/);
     expect(update).not.toMatch(/x-nodesim-sent-at/);
     expect(update).toMatch(/\r\n\r\n\{"Alloc":\[\]\}$/);
+  });
+
+  it("sends a body of multi-byte text as its UTF-8 bytes, with their count as its length", async () => {
+    const { srv, rpc } = await setup(() => ok("{}"));
+    await rpc.call("Node.UpdateAlloc", { Alloc: [{ ClientDescription: "Tâche démarrée ✓" }] }, "n");
+    const body = JSON.stringify({ Alloc: [{ ClientDescription: "Tâche démarrée ✓" }] });
+    expect(srv.received[0]!.text).toContain(`\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`);
+    expect(Buffer.from(srv.received[0]!.text, "latin1").toString("utf8").endsWith(body)).toBe(true);
+  });
+
+  it("leaves nothing on a call's signal once the call is answered, failed or aborted", async () => {
+    const { rpc } = await setup((i) => (i === 0 ? ok('{"N":0}') : i <= 2 ? null : undefined));
+    const signal = new AbortController().signal;
+    await expect(rpc.call("Node.GetClientAllocs", {}, "n", { blocking: true, signal })).resolves.toEqual({
+      N: 0,
+    });
+    expect(getEventListeners(signal, "abort")).toHaveLength(0);
+    await expect(rpc.call("Node.GetClientAllocs", {}, "n", { blocking: true, signal })).rejects.toThrow(
+      "ECONNRESET",
+    );
+    expect(getEventListeners(signal, "abort")).toHaveLength(0);
+    const abort = new AbortController();
+    const poll = rpc.call("Node.GetClientAllocs", {}, "n", { blocking: true, signal: abort.signal });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(getEventListeners(abort.signal, "abort")).toHaveLength(1);
+    abort.abort();
+    await expect(poll).rejects.toThrow("Node.GetClientAllocs: aborted");
+    expect(getEventListeners(abort.signal, "abort")).toHaveLength(0);
   });
 
   it("reads chunked replies and replies that end with the connection, and reconnects after a close", async () => {
