@@ -11,6 +11,7 @@ import {
 } from "../streams/allocs.ts";
 import { DEPLOYMENT_WRITES, type DeploymentEvent } from "../streams/deployments.ts";
 import { isUnresponsive } from "../streams/nodes.ts";
+import { copyAllocRow } from "./alloc-row.ts";
 import { NODE_USAGE, nodeUsageSum } from "./allocs-node-usage.ts";
 import { writtenVolumeKeys } from "./csi-volume-writers.ts";
 import { applyDeploymentWriteToAllocs } from "./deployment-writes.ts";
@@ -122,15 +123,14 @@ export function allocsProjection(nodes: Table<NodeRow>, jobVersions?: Table<JobR
             const a = allocs.get(id);
             if (!a || a.NodeID !== e.data.NodeID || isClientTerminal(a) || a.ClientStatus === "unknown")
               continue;
-            ctx.put(allocs, {
-              ...a,
-              ClientStatus: "unknown",
-              ClientDescription: e.data.ClientDescription,
-              AllocStates: withState(a.AllocStates, "unknown", e.at),
-              ModifyTime: e.at * 1e6,
-              ModifyIndex: ctx.index,
-              AllocModifyIndex: ctx.index,
-            });
+            const row = copyAllocRow(a);
+            row.ClientStatus = "unknown";
+            row.ClientDescription = e.data.ClientDescription;
+            row.AllocStates = withState(a.AllocStates, "unknown", e.at);
+            row.ModifyTime = e.at * 1e6;
+            row.ModifyIndex = ctx.index;
+            row.AllocModifyIndex = ctx.index;
+            ctx.put(allocs, row);
           }
           return;
         }
@@ -149,13 +149,12 @@ export function allocsProjection(nodes: Table<NodeRow>, jobVersions?: Table<JobR
             // and the number of updates that report the allocation back.
             if (!a || a.NodeID !== e.data.NodeID || a.ClientStatus === "unknown" || !needsToReconnect(a))
               continue;
-            ctx.put(allocs, {
-              ...a,
-              AllocStates: withState(a.AllocStates, a.ClientStatus, e.at),
-              ModifyTime: e.at * 1e6,
-              ModifyIndex: ctx.index,
-              AllocModifyIndex: ctx.index,
-            });
+            const row = copyAllocRow(a);
+            row.AllocStates = withState(a.AllocStates, a.ClientStatus, e.at);
+            row.ModifyTime = e.at * 1e6;
+            row.ModifyIndex = ctx.index;
+            row.AllocModifyIndex = ctx.index;
+            ctx.put(allocs, row);
           }
           return;
         }
@@ -168,18 +167,17 @@ export function allocsProjection(nodes: Table<NodeRow>, jobVersions?: Table<JobR
           for (const id of e.data.AllocIDs) {
             const a = allocs.get(id);
             if (!a || a.NodeID !== e.data.NodeID || isClientTerminal(a)) continue;
-            ctx.put(allocs, {
-              ...a,
-              DesiredStatus: "stop",
-              DesiredDescription: e.data.DesiredDescription,
-              ClientStatus: "lost",
-              // Nomad drops this entry when it normalizes the plan; it is kept
-              // here so the history and WaitClientStop see when it was lost.
-              AllocStates: withState(a.AllocStates, "lost", e.at),
-              ModifyTime: e.at * 1e6,
-              ModifyIndex: ctx.index,
-              AllocModifyIndex: ctx.index,
-            });
+            const row = copyAllocRow(a);
+            row.DesiredStatus = "stop";
+            row.DesiredDescription = e.data.DesiredDescription;
+            row.ClientStatus = "lost";
+            // Nomad drops this entry when it normalizes the plan; it is kept
+            // here so the history and WaitClientStop see when it was lost.
+            row.AllocStates = withState(a.AllocStates, "lost", e.at);
+            row.ModifyTime = e.at * 1e6;
+            row.ModifyIndex = ctx.index;
+            row.AllocModifyIndex = ctx.index;
+            ctx.put(allocs, row);
           }
           return;
         }
@@ -187,12 +185,11 @@ export function allocsProjection(nodes: Table<NodeRow>, jobVersions?: Table<JobR
           for (const [id, transition] of Object.entries(e.data.Allocs)) {
             const a = allocs.get(id);
             if (!a) continue;
-            ctx.put(allocs, {
-              ...a,
-              DesiredTransition: mergeTransition(a.DesiredTransition, transition),
-              ModifyIndex: ctx.index,
-              AllocModifyIndex: ctx.index,
-            });
+            const row = copyAllocRow(a);
+            row.DesiredTransition = mergeTransition(a.DesiredTransition, transition);
+            row.ModifyIndex = ctx.index;
+            row.AllocModifyIndex = ctx.index;
+            ctx.put(allocs, row);
           }
           ctx.touch(allocs);
           return;
@@ -227,17 +224,16 @@ function fromClient(stored: AllocRow, update: ClientAllocUpdate, index: number):
   } else if (reported) {
     deployment = { ...reported, ModifyIndex: index };
   }
-  return {
-    ...stored,
-    ClientStatus: update.ClientStatus,
-    ClientDescription: shareEqual(stored.ClientDescription, update.ClientDescription),
-    // What the client repeats of the stored row is kept from it (see shareEqual).
-    TaskStates: shareEqual(stored.TaskStates, update.TaskStates),
-    NetworkStatus: shareEqual(stored.NetworkStatus, update.NetworkStatus),
-    DeploymentStatus: deployment,
-    ModifyTime: update.ModifyTime,
-    ModifyIndex: index,
-  };
+  const row = copyAllocRow(stored);
+  row.ClientStatus = update.ClientStatus;
+  row.ClientDescription = shareEqual(stored.ClientDescription, update.ClientDescription);
+  // What the client repeats of the stored row is kept from it (see shareEqual).
+  row.TaskStates = shareEqual(stored.TaskStates, update.TaskStates);
+  row.NetworkStatus = shareEqual(stored.NetworkStatus, update.NetworkStatus);
+  row.DeploymentStatus = deployment;
+  row.ModifyTime = update.ModifyTime;
+  row.ModifyIndex = index;
+  return row;
 }
 
 /** Nomad's DesiredTransition.Merge: set fields override, unset ones keep the stored value. */

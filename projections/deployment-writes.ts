@@ -11,6 +11,7 @@ import {
   isDeploymentActive,
   requiresPromotion,
 } from "../streams/deployments.ts";
+import { copyAllocRow } from "./alloc-row.ts";
 import type { AllocRow } from "./allocs.ts";
 import type { DeploymentRow } from "./deployments.ts";
 import { goTime } from "./go-time.ts";
@@ -183,12 +184,11 @@ export function applyDeploymentWriteToAllocs(
     for (const a of allocs.by("deployment", event.data.DeploymentID)) {
       if (a.DeploymentStatus?.Canary !== true || a.DeploymentStatus.Healthy !== true) continue;
       if (isTerminalAlloc(a) || !promotes(event.data, a.TaskGroup)) continue;
-      ctx.put(allocs, {
-        ...a,
-        DeploymentStatus: { ...a.DeploymentStatus!, Canary: false, ModifyIndex: ctx.index },
-        ModifyIndex: ctx.index,
-        AllocModifyIndex: ctx.index,
-      });
+      const row = copyAllocRow(a);
+      row.DeploymentStatus = { ...a.DeploymentStatus!, Canary: false, ModifyIndex: ctx.index };
+      row.ModifyIndex = ctx.index;
+      row.AllocModifyIndex = ctx.index;
+      ctx.put(allocs, row);
     }
     return;
   }
@@ -208,16 +208,15 @@ function setHealth(
   for (const id of ids) {
     const a = allocs.get(id);
     if (!a || a.DeploymentID !== req.DeploymentID) continue;
-    ctx.put(allocs, {
-      ...a,
-      DeploymentStatus: {
-        Canary: a.DeploymentStatus?.Canary ?? false,
-        Healthy: healthy,
-        Timestamp: req.Timestamp,
-        ModifyIndex: ctx.index,
-      },
+    const row = copyAllocRow(a);
+    row.DeploymentStatus = {
+      Canary: a.DeploymentStatus?.Canary ?? false,
+      Healthy: healthy,
+      Timestamp: req.Timestamp,
       ModifyIndex: ctx.index,
-    });
+    };
+    row.ModifyIndex = ctx.index;
+    ctx.put(allocs, row);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { NodeSpec } from "../streams/nodes.ts";
+import { hasKeysInOrder } from "./keys-in-order.ts";
 import type { NodeRow } from "./nodes.ts";
 
 /*
@@ -54,16 +55,6 @@ const ROW_KEYS = [
   "CreateIndex",
   "ModifyIndex",
 ] as const satisfies readonly (keyof NodeRow)[];
-
-/** Whether `o`'s own enumerable keys are `keys`, in that order (for…in walks V8's enum cache without allocating). */
-function hasKeysInOrder(o: object, keys: readonly string[]): boolean {
-  let i = 0;
-  for (const k in o) {
-    if (k !== keys[i]) return false;
-    i++;
-  }
-  return i === keys.length;
-}
 
 /** The fields a row has beside its spec's (and the two it overrides), as register() sets them. */
 export type ServerFields = Omit<NodeRow, Exclude<keyof NodeSpec, "Status" | "SchedulingEligibility">>;

@@ -14,6 +14,7 @@ import {
   needsToReconnect,
 } from "../streams/allocs.ts";
 import type { TaskGroupSpec } from "../streams/jobs.ts";
+import { allocRowFromSpec, copyAllocRow } from "./alloc-row.ts";
 import type { AllocRow } from "./allocs.ts";
 import { nodeLiveUsage } from "./allocs-node-usage.ts";
 import { otherWriter, requestedVolumeID, volumeWriterKey, type WrittenVolume } from "./csi-volume-writers.ts";
@@ -250,61 +251,55 @@ export function applyPlan(ctx: ApplyContext, t: PlanTables, plan: AllocsPlanAppl
     for (const id of p.stopped) {
       const d = stops.get(id)!;
       const stored = allocs.get(id)!;
-      ctx.put(allocs, {
-        ...stored,
-        DesiredStatus: "stop",
-        DesiredDescription: d.DesiredDescription,
-        ClientStatus: d.ClientStatus || stored.ClientStatus,
-        // Marked lost once, whether the heartbeat path or a plan got there first.
-        AllocStates:
-          d.ClientStatus === "lost" && stored.ClientStatus !== "lost"
-            ? withState(stored.AllocStates, "lost", at)
-            : stored.AllocStates,
-        FollowupEvalID: d.FollowupEvalID || stored.FollowupEvalID,
-        ModifyTime: d.ModifyTime,
-        ModifyIndex: ctx.index,
-        AllocModifyIndex: ctx.index,
-      });
+      const row = copyAllocRow(stored);
+      row.DesiredStatus = "stop";
+      row.DesiredDescription = d.DesiredDescription;
+      row.ClientStatus = d.ClientStatus || stored.ClientStatus;
+      // Marked lost once, whether the heartbeat path or a plan got there first.
+      if (d.ClientStatus === "lost" && stored.ClientStatus !== "lost")
+        row.AllocStates = withState(stored.AllocStates, "lost", at);
+      row.FollowupEvalID = d.FollowupEvalID || stored.FollowupEvalID;
+      row.ModifyTime = d.ModifyTime;
+      row.ModifyIndex = ctx.index;
+      row.AllocModifyIndex = ctx.index;
+      ctx.put(allocs, row);
     }
     for (const { row, by } of p.preemptions?.evictions ?? []) {
-      ctx.put(allocs, {
-        ...row,
-        DesiredStatus: "evict",
-        DesiredDescription: preemptedDescription(by),
-        PreemptedByAllocation: by,
-        ModifyTime: nowNs,
-        ModifyIndex: ctx.index,
-        AllocModifyIndex: ctx.index,
-      });
+      const evicted = copyAllocRow(row);
+      evicted.DesiredStatus = "evict";
+      evicted.DesiredDescription = preemptedDescription(by);
+      evicted.PreemptedByAllocation = by;
+      evicted.ModifyTime = nowNs;
+      evicted.ModifyIndex = ctx.index;
+      evicted.AllocModifyIndex = ctx.index;
+      ctx.put(allocs, evicted);
     }
     for (const id of p.preempted) {
       const d = preempts.get(id)!;
       const stored = allocs.get(id)!;
-      ctx.put(allocs, {
-        ...stored,
-        DesiredStatus: "evict",
-        DesiredDescription: `Preempted by alloc ID ${d.PreemptedByAllocation}`,
-        PreemptedByAllocation: d.PreemptedByAllocation,
-        ModifyTime: d.ModifyTime,
-        ModifyIndex: ctx.index,
-        AllocModifyIndex: ctx.index,
-      });
+      const row = copyAllocRow(stored);
+      row.DesiredStatus = "evict";
+      row.DesiredDescription = `Preempted by alloc ID ${d.PreemptedByAllocation}`;
+      row.PreemptedByAllocation = d.PreemptedByAllocation;
+      row.ModifyTime = d.ModifyTime;
+      row.ModifyIndex = ctx.index;
+      row.AllocModifyIndex = ctx.index;
+      ctx.put(allocs, row);
     }
     for (const spec of p.updated) {
       const stored = allocs.get(spec.ID)!;
       const serverSetsClient = spec.ClientStatus === "lost" || spec.ClientStatus === "unknown";
-      ctx.put(allocs, {
-        ...spec,
-        Job: spec.Job ?? stored.Job,
-        // The client owns its task states and, unless the server gives the
-        // allocation up, its status.
-        TaskStates: stored.TaskStates,
-        ClientStatus: serverSetsClient ? spec.ClientStatus : stored.ClientStatus,
-        ClientDescription: serverSetsClient ? spec.ClientDescription : stored.ClientDescription,
-        CreateIndex: stored.CreateIndex,
-        ModifyIndex: ctx.index,
-        AllocModifyIndex: ctx.index,
-      });
+      const row = allocRowFromSpec(spec);
+      row.Job = spec.Job ?? stored.Job;
+      // The client owns its task states and, unless the server gives the
+      // allocation up, its status.
+      row.TaskStates = stored.TaskStates;
+      row.ClientStatus = serverSetsClient ? spec.ClientStatus : stored.ClientStatus;
+      row.ClientDescription = serverSetsClient ? spec.ClientDescription : stored.ClientDescription;
+      row.CreateIndex = stored.CreateIndex;
+      row.ModifyIndex = ctx.index;
+      row.AllocModifyIndex = ctx.index;
+      ctx.put(allocs, row);
       linkPrevious(ctx, allocs, spec);
     }
     for (const { ID } of p.inPlace) {
@@ -316,32 +311,30 @@ export function applyPlan(ctx: ApplyContext, t: PlanTables, plan: AllocsPlanAppl
       const resources =
         base && held && tg ? withNetworkOffer(base, tg, held, hostIPOf(nodes.get(stored.NodeID))) : base;
       const deploymentID = plan.DeploymentID ?? "";
-      ctx.put(allocs, {
-        ...stored,
-        Job: job as AllocJob,
-        AllocatedResources: resources?.AllocatedResources ?? stored.AllocatedResources,
-        TaskResources: resources?.TaskResources ?? stored.TaskResources,
-        SharedResources: resources?.SharedResources ?? stored.SharedResources,
-        Resources: resources?.Resources ?? stored.Resources,
-        DesiredDescription: "",
-        EvalID: plan.EvalID,
-        DeploymentID: deploymentID,
-        DeploymentStatus: deploymentID === stored.DeploymentID ? stored.DeploymentStatus : null,
-        // Nomad signs every allocation the plan updates again, with the active key.
-        SigningKeyID: plan.SigningKeyID || stored.SigningKeyID,
-        ModifyTime: nowNs,
-        ModifyIndex: ctx.index,
-        AllocModifyIndex: ctx.index,
-      });
+      const row = copyAllocRow(stored);
+      row.Job = job as AllocJob;
+      row.AllocatedResources = resources?.AllocatedResources ?? stored.AllocatedResources;
+      row.TaskResources = resources?.TaskResources ?? stored.TaskResources;
+      row.SharedResources = resources?.SharedResources ?? stored.SharedResources;
+      row.Resources = resources?.Resources ?? stored.Resources;
+      row.DesiredDescription = "";
+      row.EvalID = plan.EvalID;
+      row.DeploymentID = deploymentID;
+      row.DeploymentStatus = deploymentID === stored.DeploymentID ? stored.DeploymentStatus : null;
+      // Nomad signs every allocation the plan updates again, with the active key.
+      row.SigningKeyID = plan.SigningKeyID || stored.SigningKeyID;
+      row.ModifyTime = nowNs;
+      row.ModifyIndex = ctx.index;
+      row.AllocModifyIndex = ctx.index;
+      ctx.put(allocs, row);
     }
     for (const spec of p.placed) {
-      ctx.put(allocs, {
-        ...spec,
-        DeploymentStatus: stampDeployment(spec.DeploymentStatus, ctx.index),
-        CreateIndex: ctx.index,
-        ModifyIndex: ctx.index,
-        AllocModifyIndex: ctx.index,
-      });
+      const row = allocRowFromSpec(spec);
+      row.DeploymentStatus = stampDeployment(spec.DeploymentStatus, ctx.index);
+      row.CreateIndex = ctx.index;
+      row.ModifyIndex = ctx.index;
+      row.AllocModifyIndex = ctx.index;
+      ctx.put(allocs, row);
       linkPrevious(ctx, allocs, spec);
     }
     const evicting = p.preemptions ? preemptedBy(p.preemptions) : NO_EVICTIONS;
@@ -353,41 +346,38 @@ export function applyPlan(ctx: ApplyContext, t: PlanTables, plan: AllocsPlanAppl
     for (const { row, followup } of p.disconnected) {
       const stored = allocs.get(row.ID)!;
       const already = stored.ClientStatus === "unknown";
-      ctx.put(allocs, {
-        ...stored,
-        ClientStatus: "unknown",
-        ClientDescription: ALLOC_UNKNOWN,
-        // The heartbeat path may have recorded the disconnect already: one entry per disconnect.
-        AllocStates: already ? stored.AllocStates : withState(stored.AllocStates, "unknown", at),
-        FollowupEvalID: followup || stored.FollowupEvalID,
-        ModifyTime: nowNs,
-        ModifyIndex: ctx.index,
-        AllocModifyIndex: ctx.index,
-      });
+      const unknown = copyAllocRow(stored);
+      unknown.ClientStatus = "unknown";
+      unknown.ClientDescription = ALLOC_UNKNOWN;
+      // The heartbeat path may have recorded the disconnect already: one entry per disconnect.
+      if (!already) unknown.AllocStates = withState(stored.AllocStates, "unknown", at);
+      unknown.FollowupEvalID = followup || stored.FollowupEvalID;
+      unknown.ModifyTime = nowNs;
+      unknown.ModifyIndex = ctx.index;
+      unknown.AllocModifyIndex = ctx.index;
+      ctx.put(allocs, unknown);
     }
     for (const row of p.reconnected) {
       const stored = allocs.get(row.ID)!;
       // Exactly one reconnect entry per disconnect, whoever records it first.
       if (!needsToReconnect(stored) || stored.ClientStatus === "unknown") continue;
-      ctx.put(allocs, {
-        ...stored,
-        AllocStates: withState(stored.AllocStates, stored.ClientStatus, at),
-        ModifyTime: nowNs,
-        ModifyIndex: ctx.index,
-        AllocModifyIndex: ctx.index,
-      });
+      const back = copyAllocRow(stored);
+      back.AllocStates = withState(stored.AllocStates, stored.ClientStatus, at);
+      back.ModifyTime = nowNs;
+      back.ModifyIndex = ctx.index;
+      back.AllocModifyIndex = ctx.index;
+      ctx.put(allocs, back);
     }
   }
   // Attribute updates change no resources: they apply wherever the allocation is.
   for (const f of plan.Followups ?? []) {
     const stored = allocs.get(f.ID);
     if (!stored) continue;
-    ctx.put(allocs, {
-      ...stored,
-      FollowupEvalID: f.FollowupEvalID,
-      ModifyIndex: ctx.index,
-      AllocModifyIndex: ctx.index,
-    });
+    const row = copyAllocRow(stored);
+    row.FollowupEvalID = f.FollowupEvalID;
+    row.ModifyIndex = ctx.index;
+    row.AllocModifyIndex = ctx.index;
+    ctx.put(allocs, row);
   }
   if (refusedNodes.length > 0 || refusedAllocs.length > 0) {
     ctx.put(t.refusals, {
@@ -607,7 +597,12 @@ function placedMetrics(p: AllocPlacement, nodeID: string): AllocRow["Metrics"] {
  */
 const NO_TRANSITION: AllocRow["DesiredTransition"] = Object.freeze({});
 
-/** A compact placement made whole: Nomad's Allocation as the generic scheduler builds it. */
+/**
+ * A compact placement made whole: Nomad's Allocation as the generic
+ * scheduler builds it. Its fields are ALLOC_ROW_KEYS in that order
+ * (alloc-row.ts): copyAllocRow's literal then gives changed rows this
+ * literal's hidden class.
+ */
 function placedRow(
   p: AllocPlacement,
   plan: AllocsPlanApplied,
@@ -673,7 +668,10 @@ function linkPrevious(
   if (!spec.PreviousAllocation) return;
   const prev = allocs.get(spec.PreviousAllocation);
   if (!prev) return;
-  ctx.put(allocs, { ...prev, NextAllocation: spec.ID, ModifyIndex: ctx.index });
+  const row = copyAllocRow(prev);
+  row.NextAllocation = spec.ID;
+  row.ModifyIndex = ctx.index;
+  ctx.put(allocs, row);
 }
 
 function stampDeployment(status: AllocDeploymentStatus | null, index: number): AllocDeploymentStatus | null {
