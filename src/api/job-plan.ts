@@ -159,7 +159,7 @@ function createdEvals(
         FailedTGAllocs: Object.fromEntries(
           Object.entries(outcome.failedTGAllocs).map(([tg, m]) => [tg, m.toJSON()]),
         ),
-        ClassEligibility: outcome.escaped ? null : outcome.classEligibility,
+        ClassEligibility: outcome.escaped ? null : Object.fromEntries(outcome.classEligibility),
         EscapedComputedClass: outcome.escaped,
         SnapshotIndex: snapshotIndex,
         CreateTime: nowNs,

@@ -31,7 +31,7 @@ export interface ComputedPass {
   readonly queuedAllocs: Readonly<Record<string, number>>;
   /** Per task group that could not be placed, its AllocMetric as Nomad's JSON. */
   readonly failedTGAllocs: Readonly<Record<string, unknown>> | null;
-  readonly classEligibility: Readonly<Record<string, boolean>>;
+  readonly classEligibility: ReadonlyMap<string, boolean>;
   readonly escaped: boolean;
   readonly deploymentID: string;
   /** Nomad's delayInstead: failures wait for the follow-ups instead of a blocked evaluation. */

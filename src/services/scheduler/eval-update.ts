@@ -57,7 +57,7 @@ export function queuedAfter(
 /** What a pass decided that the blocked evaluation it spawns carries. */
 export interface BlockOfPass {
   readonly failedTGAllocs: Readonly<Record<string, unknown>> | null;
-  readonly classEligibility: Readonly<Record<string, boolean>>;
+  readonly classEligibility: ReadonlyMap<string, boolean>;
   readonly escaped: boolean;
   readonly snapshotIndex: number;
 }
@@ -82,7 +82,7 @@ export function blockedEvalSpec(
     Wait: 0,
     WaitUntil: "0001-01-01T00:00:00Z",
     FailedTGAllocs: pass.failedTGAllocs && { ...pass.failedTGAllocs },
-    ClassEligibility: pass.escaped ? null : { ...pass.classEligibility },
+    ClassEligibility: pass.escaped ? null : Object.fromEntries(pass.classEligibility),
     EscapedComputedClass: pass.escaped,
     QuotaLimitReached: "",
     QueuedAllocations: null,

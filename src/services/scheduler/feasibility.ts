@@ -173,19 +173,26 @@ export class Feasibility {
     return !taken;
   }
 
-  /** Nomad's EvalEligibility.GetClasses: per computed class, whether the job could run there. */
-  classEligibility(): Record<string, boolean> {
-    const out: Record<string, boolean> = {};
+  /**
+   * Nomad's EvalEligibility.GetClasses: per computed class, whether the job
+   * could run there. A Map, not an object: a cluster may have a class per
+   * node (node meta outside `unique.`), and an object keyed by thousands of
+   * such names costs V8 a hidden class per key wherever it is built or
+   * copied (a scheduler thread's outcome deserialized on the main thread
+   * took milliseconds); a Map is a hash table wherever it goes.
+   */
+  classEligibility(): Map<string, boolean> {
+    const out = new Map<string, boolean>();
     for (const g of this.groups.values()) {
       for (const [cls, ok] of g.byClass) {
-        if (ok) out[cls] = true;
-        else if (!(cls in out)) out[cls] = false;
+        if (ok) out.set(cls, true);
+        else if (!out.has(cls)) out.set(cls, false);
       }
     }
     for (const [cls, ok] of this.jobByClass) {
       if (ok) {
-        if (!(cls in out)) out[cls] = true;
-      } else out[cls] = false;
+        if (!out.has(cls)) out.set(cls, true);
+      } else out.set(cls, false);
     }
     return out;
   }

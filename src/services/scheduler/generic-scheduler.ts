@@ -182,7 +182,7 @@ export function* genericSteps(
     failedTGAllocs: failed,
     queuedAllocs: queued,
     deploymentID: (results.deployment ?? deployment)?.ID ?? "",
-    classEligibility: feasibility ? feasibility.classEligibility() : {},
+    classEligibility: feasibility ? feasibility.classEligibility() : new Map(),
     escaped: feasibility?.escaped ?? false,
     desiredTGUpdates: results.desiredTGUpdates,
     delayInstead,

@@ -36,7 +36,8 @@ export interface ScheduleOutcome {
   readonly failedTGAllocs: Record<string, AllocMetric> | null;
   readonly queuedAllocs: Record<string, number>;
   readonly deploymentID: string;
-  readonly classEligibility: Record<string, boolean>;
+  /** Per computed class, whether the job could run there (the evaluation's ClassEligibility, in the order found). */
+  readonly classEligibility: ReadonlyMap<string, boolean>;
   readonly escaped: boolean;
   readonly desiredTGUpdates: Record<string, DesiredUpdates>;
   /** Nomad's delayInstead: failures wait for the follow-ups instead of a blocked evaluation. */

@@ -245,7 +245,7 @@ function* systemSteps(
     failedTGAllocs: failed,
     queuedAllocs: queued,
     deploymentID: "",
-    classEligibility: feasibility ? feasibility.classEligibility() : {},
+    classEligibility: feasibility ? feasibility.classEligibility() : new Map(),
     escaped: feasibility?.escaped ?? false,
     desiredTGUpdates: {},
     delayInstead: false,

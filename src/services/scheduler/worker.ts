@@ -314,7 +314,7 @@ export class Worker {
       // Nomad's ReblockEval: still stuck; back to the tracker with what this run learned, nothing written.
       this.rt.blocked.block({
         ...evaluation,
-        ClassEligibility: pass.escaped ? null : { ...pass.classEligibility },
+        ClassEligibility: pass.escaped ? null : Object.fromEntries(pass.classEligibility),
         EscapedComputedClass: pass.escaped,
         SnapshotIndex: pass.snapshotIndex,
       });

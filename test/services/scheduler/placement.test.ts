@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { PlacementWorld } from "../../../src/bench/placement-world.ts";
+import { blockedEvalSpec } from "../../../src/services/scheduler/eval-update.ts";
 import { Feasibility } from "../../../src/services/scheduler/feasibility.ts";
 import { scheduleGeneric, scheduleGenericSliced } from "../../../src/services/scheduler/generic-scheduler.ts";
 import { Plan } from "../../../src/services/scheduler/plan.ts";
@@ -163,7 +164,32 @@ describe("feasibility per computed class", () => {
       NodesExhausted: 0,
     });
     expect(outcome.escaped).toBe(false);
-    expect(Object.values(outcome.classEligibility)).toEqual([false]);
+    expect([...outcome.classEligibility.values()]).toEqual([false]);
+  });
+
+  it("reports each class it checked in the order checked, as a Map however many there are", async () => {
+    const w = await world();
+    // A class per node (meta outside `unique.`), half of them windows.
+    await w.addNodes(64, (i) => ({ ...(i % 2 === 0 ? WINDOWS : {}), Meta: { rack: `r${i}` } }));
+    const e = await w.registerJob(job("linux", 40, { Constraints: [LINUX] }));
+    const outcome = scheduleGeneric(w.ctx(), e, { attempt: 0 });
+    // A Map, not an object keyed by class: see Feasibility.classEligibility.
+    expect(outcome.classEligibility).toBeInstanceOf(Map);
+    const linux = new Map<string, boolean>();
+    for (const n of w.tables.nodes.all())
+      linux.set(n.ComputedClass, n.Attributes["kernel.name"] !== "windows");
+    expect(linux.size).toBe(64);
+    expect(outcome.classEligibility.size).toBeGreaterThan(16);
+    for (const [cls, ok] of outcome.classEligibility) expect(ok).toBe(linux.get(cls));
+    // The blocked evaluation's ClassEligibility keeps that order.
+    const blocked = blockedEvalSpec(
+      e,
+      { failedTGAllocs: {}, classEligibility: outcome.classEligibility, escaped: false, snapshotIndex: 1 },
+      "b",
+      false,
+      0,
+    );
+    expect(Object.entries(blocked.ClassEligibility ?? {})).toEqual([...outcome.classEligibility]);
   });
 
   it("checks every node when a constraint names a unique property (escaped)", async () => {

@@ -67,7 +67,8 @@ export interface ScheduleOutcomeMessage {
   readonly failedTGAllocs: Readonly<Record<string, unknown>> | null;
   readonly queuedAllocs: Readonly<Record<string, number>>;
   readonly deploymentID: string;
-  readonly classEligibility: Readonly<Record<string, boolean>>;
+  /** A Map across the thread boundary: see Feasibility.classEligibility. */
+  readonly classEligibility: ReadonlyMap<string, boolean>;
   readonly escaped: boolean;
   readonly desiredTGUpdates: Readonly<Record<string, DesiredUpdates>>;
   readonly delayInstead: boolean;
