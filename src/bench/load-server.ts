@@ -47,6 +47,12 @@ export interface LoopDelay {
    * profile to.
    */
   readonly long_turns?: readonly (readonly [number, number, number, number])[];
+  /**
+   * With the long turns: the collector's pauses on the main thread, [start on
+   * the same clock (µs), length (µs), perf_hooks' kind], to tell the turns
+   * that held one.
+   */
+  readonly gc_pauses?: readonly (readonly [number, number, number])[];
 }
 
 /** The pauses of one kind of garbage collection over a phase (perf_hooks `gc` entries). */

@@ -72,10 +72,22 @@ if (file) {
   ];
   const gcZero = () => ({ count: 0, total_ms: 0, max_ms: 0 });
   let gc = new Map(GC_KINDS.map(([kind]) => [kind, gcZero()]));
+  // With the long turns below, each pause as [start on the profiler's
+  // monotonic clock (µs), length (µs), kind], to tell which long turns held
+  // one. performance.now() counts from timeOrigin on the same clock.
+  const turnsMsForGc = Number(process.env.CHRONOMAD_LOOP_PROBE_TURNS_MS ?? 0);
+  const monoOffsetUs = Number(process.hrtime.bigint() / 1000n) - performance.now() * 1000;
+  let gcPauses = [];
   const recordGc = (entries) => {
     for (const entry of entries) {
       const g = gc.get(entry.detail?.kind);
       if (!g) continue;
+      if (turnsMsForGc > 0 && gcPauses.length < 20_000)
+        gcPauses.push([
+          Math.round(monoOffsetUs + entry.startTime * 1000),
+          Math.round(entry.duration * 1000),
+          entry.detail.kind,
+        ]);
       g.count++;
       g.total_ms += entry.duration;
       if (entry.duration > g.max_ms) g.max_ms = entry.duration;
@@ -248,9 +260,10 @@ if (file) {
       ...(machineBusy !== undefined ? { machine_busy: machineBusy } : {}),
       // When this phase ended on the CPU profiler's monotonic clock (µs), to cut a --cpu-prof profile to it.
       mono_us: Number(process.hrtime.bigint() / 1000n),
-      ...(turnsMs > 0 ? { long_turns: turns } : {}),
+      ...(turnsMs > 0 ? { long_turns: turns, gc_pauses: gcPauses } : {}),
     };
     turns = [];
+    gcPauses = [];
     // Whole or not at all: the benchmark may read it at any moment.
     writeFileSync(`${file}.tmp`, JSON.stringify(figures));
     renameSync(`${file}.tmp`, file);
