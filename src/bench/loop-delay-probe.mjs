@@ -72,17 +72,18 @@ if (file) {
   ];
   const gcZero = () => ({ count: 0, total_ms: 0, max_ms: 0 });
   let gc = new Map(GC_KINDS.map(([kind]) => [kind, gcZero()]));
-  // With the long turns below, each pause as [start on the profiler's
-  // monotonic clock (µs), length (µs), kind], to tell which long turns held
-  // one. performance.now() counts from timeOrigin on the same clock.
-  const turnsMsForGc = Number(process.env.CHRONOMAD_LOOP_PROBE_TURNS_MS ?? 0);
+  // The long turns' threshold (ms; see below): with them, each pause as
+  // [start on the profiler's monotonic clock (µs), length (µs), kind], to
+  // tell which long turns held one. performance.now() counts from
+  // timeOrigin on the same clock.
+  const turnsMs = Number(process.env.CHRONOMAD_LOOP_PROBE_TURNS_MS ?? 0);
   const monoOffsetUs = Number(process.hrtime.bigint() / 1000n) - performance.now() * 1000;
   let gcPauses = [];
   const recordGc = (entries) => {
     for (const entry of entries) {
       const g = gc.get(entry.detail?.kind);
       if (!g) continue;
-      if (turnsMsForGc > 0 && gcPauses.length < 20_000)
+      if (turnsMs > 0 && gcPauses.length < 20_000)
         gcPauses.push([
           Math.round(monoOffsetUs + entry.startTime * 1000),
           Math.round(entry.duration * 1000),
@@ -152,7 +153,6 @@ if (file) {
   // --cpu-prof profile can be cut to each one and a stretch told apart from
   // the machine's other work. Off by default: the timer is work of its own
   // on the loop the benchmark measures.
-  const turnsMs = Number(process.env.CHRONOMAD_LOOP_PROBE_TURNS_MS ?? 0);
   let turns = [];
   if (turnsMs > 0) {
     let last = process.hrtime.bigint();

@@ -167,7 +167,7 @@ describe("feasibility per computed class", () => {
     expect([...outcome.classEligibility.values()]).toEqual([false]);
   });
 
-  it("reports each class it checked in the order checked, as a Map however many there are", async () => {
+  it("reports every class it checked as a Map, however many, and a blocked evaluation keeps their order", async () => {
     const w = await world();
     // A class per node (meta outside `unique.`), half of them windows.
     await w.addNodes(64, (i) => ({ ...(i % 2 === 0 ? WINDOWS : {}), Meta: { rack: `r${i}` } }));
