@@ -11,22 +11,22 @@ import { preemptionFields } from "./preemption-records.ts";
 
 /**
  * Placements per plan record. The store applies a record in one step, so
- * this bounds how long a plan holds the event loop at a time: about 100 µs
- * a placement in a burst with its audit entry, job summary and change
- * fan-out (records of 1,000 held it 75–164 ms). Smaller records used to
- * cost more in all, each record's node check summing every allocation on
- * its nodes; the allocs table now keeps each node's usage
- * (projections/allocs-node-usage.ts). The event-loop test's plan (10,000
- * allocations, 1,000 nodes), applied back to back on a loaded machine:
- * as records of 1,000 with the old check, 1.02–1.19 s in all and 95–126 ms
- * a record (median); as records of 32 now, 1.20–1.23 s and 1.1–1.2 ms (the
- * old check took 1.47–1.65 s as 32). In the load benchmark at 5,000 nodes
- * (both merged with the paced answers, one run each, back to back) records
- * of 128 placed 1,854 a second against 1,646 for 32, with the same loop
- * delay p99 (160 and 155 ms) and fewer records to replay, hence 128.
- * Still far under a megabyte a record (Kafka's default message limit).
+ * this bounds how long a plan holds the event loop at a time: 30–50 µs a
+ * placement in a burst with its audit entry, job summary and change
+ * fan-out, so 1.0–1.6 ms for 32, which the store's 1 ms apply slice cannot
+ * cut further (a 128-placement record was 4–7 ms). Smaller records used to
+ * cost more in all (each record's node check summed every allocation on
+ * its nodes, until the allocs table kept each node's usage:
+ * projections/allocs-node-usage.ts; later, a burst's records were
+ * deserialized with per-node class eligibility objects), and 128 was
+ * chosen. Measured again at 5,000 nodes (docs/architecture.md, "Plan
+ * records of 32, measured again"): ten burst-only runs each, alternating,
+ * loop delay p99 29–32 ms against 35, turns of 20 ms and more 82–85
+ * against 113–119, the same placements a second; the main thread's time
+ * on a core 0.3–0.8 s more for four times the records. Still far under a
+ * megabyte a record (Kafka's default message limit).
  */
-export const PLACEMENTS_PER_RECORD = 128;
+export const PLACEMENTS_PER_RECORD = 32;
 
 export interface PlanResult {
   /** Every record applied and nothing was refused: Nomad's FullCommit. */
