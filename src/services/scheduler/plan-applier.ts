@@ -21,9 +21,9 @@ import { preemptionFields } from "./preemption-records.ts";
  * deserialized with per-node class eligibility objects), and 128 was
  * chosen. Measured again at 5,000 nodes (docs/architecture.md, "Plan
  * records of 32, measured again"): ten burst-only runs each, alternating,
- * loop delay p99 29–32 ms against 35, turns of 20 ms and more 82–85
- * against 113–119, the same placements a second; the main thread's time
- * on a core 0.3–0.8 s more for four times the records. Still far under a
+ * loop delay p99 30 ms against 35 in the median, turns of 20 ms and more
+ * 84 against 117, the same placements a second; the main thread's time on
+ * a core about 0.6 s more for four times the records. Still far under a
  * megabyte a record (Kafka's default message limit).
  */
 export const PLACEMENTS_PER_RECORD = 32;
