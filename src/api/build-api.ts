@@ -77,6 +77,7 @@ import { variablesPlugin } from "./plugins/variables.ts";
 import { wellKnownPlugin } from "./plugins/well-known.ts";
 import { refuseWritesWhenReadOnly } from "./read-only-refusal.ts";
 import { admissionOf, admittingServerFactory } from "./request-admission.ts";
+import { SchemaValidators } from "./validator-cache.ts";
 import { AT_INDEX_HEADER, resolveView, type View } from "./view.ts";
 
 declare module "fastify" {
@@ -182,11 +183,14 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
     allErrors: false,
   });
   const dropped = new Ajv({ removeAdditional: false, coerceTypes: false, allErrors: true });
+  const bodyValidators = new SchemaValidators(lenient);
+  const partValidators = new SchemaValidators(coercing);
+  const droppedReports = new SchemaValidators(dropped);
   app.setValidatorCompiler(({ schema, httpPart }) => {
-    if (httpPart !== "body") return coercing.compile(schema);
-    const validate = lenient.compile(schema);
+    if (httpPart !== "body") return partValidators.validator(schema);
+    const validate = bodyValidators.validator(schema);
     if (!httpLog.isLevelEnabled("debug")) return validate;
-    const reportDropped = dropped.compile(schema);
+    const reportDropped = droppedReports.validator(schema);
     return (data: unknown, dataCtx?: Parameters<typeof validate>[1]) => {
       if (!reportDropped(data)) {
         const fields = (reportDropped.errors ?? [])
@@ -196,6 +200,26 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
       }
       return validate(data, dataCtx) ? true : { error: validate.errors ?? [] };
     };
+  });
+
+  // Schemas compile at their route's first request, or in the turns after
+  // the server is ready, whichever comes first (validator-cache.ts).
+  let stopWarming = false;
+  app.addHook("onClose", async () => {
+    stopWarming = true;
+  });
+  app.addHook("onReady", async () => {
+    void (async () => {
+      const all = [partValidators, bodyValidators, droppedReports];
+      for (const validators of all) {
+        await validators.warm(
+          () => stopWarming,
+          (err) => httpLog.error({ err }, "a route's schema does not compile"),
+        );
+      }
+      const schemas = all.reduce((n, v) => n + v.compiledCount, 0);
+      if (!stopWarming) httpLog.debug({ schemas }, "route schemas compiled");
+    })();
   });
 
   // Nomad's clients send JSON bodies with any content type, or none; an empty

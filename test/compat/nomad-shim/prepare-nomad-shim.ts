@@ -1,5 +1,5 @@
-import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { chmod, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
@@ -33,11 +33,22 @@ export async function prepareNomadShim(): Promise<string> {
     packages: "external",
     logLevel: "warning",
   } as const;
-  await build({
+  // Split at dynamic imports: a bundle hoists every package import to its
+  // top, so without chunks each start would load the Kafka and EventStoreDB
+  // clients, and nodesim's HTTP client, that only their own paths use.
+  // Chunks sit beside the entry, so `import.meta.url` names this directory.
+  const { metafile } = await build({
     ...common,
-    entryPoints: [join(repoRoot, "test", "compat", "nomad-shim", "chronomad-entry.ts")],
-    outfile: join(dir, "chronomad.mjs"),
+    entryPoints: { chronomad: join(repoRoot, "test", "compat", "nomad-shim", "chronomad-entry.ts") },
+    outdir: dir,
+    splitting: true,
+    chunkNames: "chunk-[hash]",
+    outExtension: { ".js": ".mjs" },
+    metafile: true,
   });
+  // Chunks are named by their content: those of an earlier build of other sources go.
+  const written = new Set(Object.keys(metafile.outputs).map((path) => basename(path)));
+  for (const f of await readdir(dir)) if (f.startsWith("chunk-") && !written.has(f)) await rm(join(dir, f));
   await build({
     ...common,
     entryPoints: [join(repoRoot, "test", "compat", "nomad-shim", "nomad-shim.ts")],
@@ -46,7 +57,7 @@ export async function prepareNomadShim(): Promise<string> {
   // Node looks for a package scope no higher than node_modules: without one here a `.ts` file would load as CommonJS.
   await writeFile(join(dir, "package.json"), '{ "type": "module" }\n');
   const sources = await readdir(join(repoRoot, "src"), { recursive: true });
-  for (const entry of workerEntries(await readFile(join(dir, "chronomad.mjs"), "utf8"))) {
+  for (const entry of await bundledWorkerEntries(dir)) {
     const bundled = entry.replace(/\.ts$/, ".mjs");
     await build({ ...common, entryPoints: [workerSource(sources, entry)], outfile: join(dir, bundled) });
     await writeFile(join(dir, entry), `import "./${bundled}";\n`);
@@ -55,6 +66,13 @@ export async function prepareNomadShim(): Promise<string> {
   await writeFile(launcher, `#!/bin/sh\nexec "${process.execPath}" "${join(dir, "nomad-shim.mjs")}" "$@"\n`);
   await chmod(launcher, 0o755);
   return dir;
+}
+
+/** The worker thread entries chronomad's bundle in `dir` names, in its entry file or its chunks. */
+export async function bundledWorkerEntries(dir: string): Promise<string[]> {
+  const files = (await readdir(dir)).filter((f) => f === "chronomad.mjs" || f.startsWith("chunk-"));
+  const texts = await Promise.all(files.map((f) => readFile(join(dir, f), "utf8")));
+  return workerEntries(texts.join("\n"));
 }
 
 /** The worker thread entries a bundle names beside itself: `new URL("./name.ts", import.meta.url)`. */
