@@ -86,6 +86,10 @@ declare module "fastify" {
     /** The tables this request reads: live, or as of `?at_index=N`. */
     view: View;
   }
+  interface FastifyInstance {
+    /** Settles once the routes' schemas are compiled, or the server closed first (validator-cache.ts). */
+    readonly routeSchemasCompiled: Promise<void>;
+  }
 }
 
 /** Plugins, one per resource, each registered with the shared context. */
@@ -208,6 +212,13 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
   app.addHook("onClose", async () => {
     stopWarming = true;
   });
+  let compiled!: () => void;
+  app.decorate(
+    "routeSchemasCompiled",
+    new Promise<void>((resolve) => {
+      compiled = resolve;
+    }),
+  );
   app.addHook("onReady", async () => {
     void (async () => {
       const all = [partValidators, bodyValidators, droppedReports];
@@ -219,6 +230,7 @@ export async function buildApi(ctx: ApiContext): Promise<FastifyInstance> {
       }
       const schemas = all.reduce((n, v) => n + v.compiledCount, 0);
       if (!stopWarming) httpLog.debug({ schemas }, "route schemas compiled");
+      compiled();
     })();
   });
 

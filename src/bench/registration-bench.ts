@@ -98,6 +98,8 @@ export async function benchRegistration(
     // load their modules and catch up in the background, seconds on a busy
     // machine, and until then the first evaluations wait or run in process.
     await server.schedulerThreads?.whenReady();
+    // Likewise the routes' schemas, compiled in the turns after the start.
+    await server.http.routeSchemasCompiled;
     url = `http://${server.address}`;
   }
   try {

@@ -11,22 +11,16 @@ interface LogLine {
 describe("route schemas", () => {
   it("all compile in the turns after the server is ready, with no request needing them", async () => {
     const lines: LogLine[] = [];
-    let compiled!: () => void;
-    const done = new Promise<void>((resolve) => {
-      compiled = resolve;
-    });
     const sink = new Writable({
       write(chunk, _encoding, next) {
-        const line = JSON.parse(String(chunk)) as LogLine;
-        lines.push(line);
-        if (line.msg === "route schemas compiled") compiled();
+        lines.push(JSON.parse(String(chunk)) as LogLine);
         next();
       },
     });
     // At debug level, so that the body schemas' reports of dropped fields compile too.
     const server = await startTestServer({ deps: { logger: pino({ level: "debug" }, sink) } });
     try {
-      await done;
+      await server.http.routeSchemasCompiled;
     } finally {
       await server.stop();
     }
