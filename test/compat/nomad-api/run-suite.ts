@@ -27,7 +27,7 @@ import { prepareNomadShim } from "../nomad-shim/prepare-nomad-shim.ts";
 import { REAL_CLIENT_ENV } from "../nomad-shim/real-client-agent.ts";
 import { expectedFailures } from "./expected-failures.ts";
 import { CRASH, type GoTestRun, resumeSuite } from "./resume-suite.ts";
-import { suiteReport, type TestOutcome } from "./suite-report.ts";
+import { failureLines, suiteReport, type TestOutcome } from "./suite-report.ts";
 
 /** The newest api module the registry served when this suite was set up. */
 export const API_MODULE = "github.com/hashicorp/nomad/api@v0.0.0-20261016150620-df630b26e78a";
@@ -142,7 +142,10 @@ async function rerunFlakes(dir: string, shimDir: string, outcomes: TestOutcome[]
     for (const [name, t] of again.tests) {
       const at = outcomes.findIndex((o) => o.name === name);
       if (at < 0 || t.result !== "pass") continue;
-      say(`FLAKY ${name}: failed in the parallel run, passed alone`);
+      // Why it failed, so that a flaky test can be looked into from CI's log alone.
+      say(
+        `FLAKY ${name}: failed in the parallel run, passed alone; it said:\n${failureLines(outcomes[at]!.output)}`,
+      );
       outcomes[at] = { name, result: t.result, output: t.output.join("") };
     }
   }

@@ -14,7 +14,7 @@ export interface SuiteReport {
 }
 
 /** The last lines a failing test printed: where Go's testing puts the failed check. */
-function why(output: string): string {
+export function failureLines(output: string): string {
   const lines = output.split("\n").filter((l) => l.trim() !== "" && !/^=== (RUN|PAUSE|CONT)/.test(l.trim()));
   return lines
     .slice(-12)
@@ -36,7 +36,7 @@ export function suiteReport(
   const results: CaseResult[] = outcomes.map((o) => ({
     name: o.name,
     ok: o.result !== "fail",
-    ...(o.result === "fail" && { error: `\n${why(o.output)}` }),
+    ...(o.result === "fail" && { error: `\n${failureLines(o.output)}` }),
   }));
   const problems = judgeResults(results, expected);
   const stale = partial
