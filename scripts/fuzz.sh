@@ -129,16 +129,22 @@ print_summary() {
 # nothing about the server. A run that was cut by `timeout`, or that sent
 # nothing (schema not loaded, crash), still fails the job.
 failed=0
+# Why the job failed, kept to be printed again after the whole reports, so
+# that the last lines of a CI log say it.
+verdict="$work/verdict.txt"
+: >"$verdict"
+fail() {
+  echo "$1" | tee -a "$verdict" >&2
+  failed=1
+}
 check_run() {
   local name="$1" code="$2" calls="$3" mode="$4"
   echo "fuzz: the $name run (--mode $mode):"
   print_summary "$mode"
   if [ "$code" -eq 124 ] || [ "$code" -eq 137 ]; then
-    echo "fuzz: the $name run overran its time budget" >&2
-    failed=1
+    fail "fuzz: the $name run overran its time budget"
   elif [ ! -s "$calls" ]; then
-    echo "fuzz: the $name run sent no request (schemathesis exit $code)" >&2
-    failed=1
+    fail "fuzz: the $name run sent no request (schemathesis exit $code)"
   elif [ "$code" -ne 0 ]; then
     echo "fuzz: schemathesis exit $code for the $name run; the report below decides" >&2
   fi
@@ -160,16 +166,24 @@ code=0
 run_schemathesis all coverage,fuzzing,stateful 2 "$work/all.ndjson" || code=$?
 check_run mixed "$code" "$work/all.ndjson" all
 
-python3 scripts/fuzz_report.py "$work/negative.ndjson" "$work/all.ndjson" $((after - before)) || failed=1
+report=0
+python3 scripts/fuzz_report.py "$work/negative.ndjson" "$work/all.ndjson" $((after - before)) >"$work/report.txt" || report=$?
+cat "$work/report.txt"
+if [ "$report" -ne 0 ]; then
+  cat "$work/report.txt" >>"$verdict"
+  failed=1
+fi
 if grep -q '"request failed"' "$work/server.log"; then
   echo "fuzz: server errors logged:" >&2
-  grep '"request failed"' "$work/server.log" | tail -n 20 >&2
+  grep '"request failed"' "$work/server.log" | tail -n 20 | tee -a "$verdict" >&2
 fi
 if [ "$failed" -ne 0 ]; then
   for mode in negative all; do
     echo "fuzz: schemathesis's whole report for --mode $mode:" >&2
     cat "$work/$mode.out" >&2
   done
+  echo "fuzz: why it failed (repeated from above):" >&2
+  cat "$verdict" >&2
   echo "fuzz: FAILED" >&2
   exit 1
 fi

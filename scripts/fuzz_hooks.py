@@ -8,9 +8,10 @@
   `MaxQueryTime` (nanoseconds): a body that carries the one gets a short
   other.
 - Bookkeeping: every call is appended as one JSON line to $FUZZ_CALLS
-  (method, path, query, status, what schemathesis meant the case to test and
-  which parts it made invalid, and the body of writes), from which fuzz.sh counts requests and 5xx. A
-  call that failed at the network level is recorded with status 0.
+  (method, path, query, status, milliseconds taken, what schemathesis meant
+  the case to test and which parts it made invalid, and the body of writes),
+  from which fuzz.sh counts requests and 5xx. A call that failed at the
+  network level (its 10 s timeout included) is recorded with status 0.
 - With $FUZZ_BASE set (the invalid-input run, one worker), each call also
   records `grew`: how many records the log gained while it ran, read from
   /v1/agent/self before and after, so a write is pinned on the request
@@ -20,6 +21,7 @@
 import json
 import os
 import threading
+import time
 import urllib.request
 from urllib.parse import urlsplit
 
@@ -55,6 +57,7 @@ def _negated(case):
 def _record(case, method, url, status, body=None):
     parts = urlsplit(url)
     call = {"method": method, "path": parts.path, "query": parts.query, "status": status}
+    call["ms"] = round((time.monotonic() - _BEFORE.started) * 1000)
     call.update(why=_why(case), negated=_negated(case))
     if _BASE is not None:
         call["grew"] = _log_last_index() - _BEFORE.index
@@ -72,6 +75,7 @@ def before_call(context, case, kwargs):
         case.body["MaxQueryTime"] = 100_000_000
     if _BASE is not None:
         _BEFORE.index = _log_last_index()
+    _BEFORE.started = time.monotonic()
 
 
 @schemathesis.hook

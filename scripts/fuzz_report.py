@@ -2,9 +2,11 @@
 
 Usage: fuzz_report.py NEGATIVE_CALLS ALL_CALLS LOG_GROWTH
 
-Prints the requests sent, the 5xx answers and the log growth of the
-invalid-input run; exits 1 on any 5xx (or call lost at the network level)
-or on any record written from invalid input.
+Prints the requests sent, the 5xx answers, the log growth of the
+invalid-input run and the slowest requests (a call lost at the network level
+is often one that ran into the client's 10 s timeout); exits 1 on any 5xx
+(or call lost at the network level) or on any record written from invalid
+input.
 """
 
 import json
@@ -17,6 +19,7 @@ import sys
 # - query strings whose only fault is a parameter the operation does not
 #   declare: unknown query parameters are ignored.
 CONTENT_TYPE_PROBES = ("Malformed Content-Type", "Unsupported Content-Type")
+SLOWEST = 3
 
 
 def accepted_by_design(call):
@@ -32,10 +35,12 @@ def load(path):
 
 
 def show(call):
-    query = f"?{call['query']}" if call["query"] else ""
+    # Fuzzed query strings run to kilobytes; the start says which case it was.
+    query = f"?{call['query'][:200]}" if call["query"] else ""
     body = f" body={call['body']}" if call.get("body") else ""
     negated = ", ".join(call.get("negated", []))
-    return f"  {call['status']} {call['method']} {call['path']}{query}{body} ({call['why']}; invalid: {negated})"
+    took = f" {call['ms']} ms" if "ms" in call else ""
+    return f"  {call['status']} {call['method']} {call['path']}{query}{body}{took} ({call['why']}; invalid: {negated})"
 
 
 def main():
@@ -48,7 +53,7 @@ def main():
     unattributed = growth - sum(c["grew"] for c in writers)
 
     print(f"fuzz: requests sent: {len(calls)} ({len(negative)} invalid-only, {len(mixed)} mixed)")
-    print(f"fuzz: 5xx answers: {len(errors)}")
+    print(f"fuzz: 5xx answers and calls lost at the network level: {len(errors)}")
     for c in errors:
         print(show(c))
     print(f"fuzz: log growth in the invalid-input run: {growth} records")
@@ -60,6 +65,9 @@ def main():
             print(show(c))
     if unattributed:
         print(f"  {unattributed} written between requests (by what they set off)")
+    print("fuzz: slowest requests:")
+    for c in sorted(calls, key=lambda c: c.get("ms", 0), reverse=True)[:SLOWEST]:
+        print(show(c))
     return 1 if errors or bad or unattributed else 0
 
 
