@@ -77,6 +77,24 @@ curl -fsS -o /dev/null "$base/v1/agent/health" || {
   exit 1
 }
 
+# A new leader writes the cluster's first root key once it leads (Nomad's
+# initializeKeyring), which may be after agent/health first answers 200. The
+# invalid-input run counts every record written while it runs, so it starts
+# once that key is in the log.
+has_active_key() {
+  curl -fsS "$base/v1/operator/keyring/keys" |
+    python3 -c 'import json, sys; sys.exit(0 if any(k["State"] == "active" for k in json.load(sys.stdin)) else 1)'
+}
+for _ in $(seq 1 60); do
+  if has_active_key 2>/dev/null; then break; fi
+  sleep 0.5
+done
+has_active_key || {
+  echo "fuzz: the server wrote no root key" >&2
+  tail -n 40 "$work/server.log" >&2
+  exit 1
+}
+
 # The log's last index, as /v1/agent/self reports it.
 log_index() {
   curl -fsS "$base/v1/agent/self" |
