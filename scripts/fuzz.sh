@@ -8,9 +8,10 @@
 #      from invalid input (scripts/fuzz_report.py has the one exception);
 #   2. valid and invalid input (--mode all): no answer may be a 5xx.
 #
-# Prints the requests sent, the 5xx answers and the log growth; exits
-# non-zero on any 5xx, any request lost at the network level, any write from
-# invalid input, or a run that overran or sent nothing.
+# Prints the requests sent, the 5xx answers, the log growth and the slowest
+# requests; exits non-zero on any 5xx, any request lost at the network level,
+# any write from invalid input, or a run that overran or sent nothing, and
+# then repeats why as its last lines.
 # FUZZ_SECONDS (default 150) is the fuzzing budget, split between the two
 # runs; each run is also killed by `timeout` shortly after its budget.
 # schemathesis is installed from PyPI into a virtualenv cached under
