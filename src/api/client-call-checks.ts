@@ -91,11 +91,17 @@ export function streamTarget(
   const alloc = request.view.tables.allocs.get(allocID);
   if (!alloc) throw new StreamFailure(`Unknown allocation ${JSON.stringify(allocID)}`, 404);
   if (!allowed(alloc.Namespace)) throw new StreamFailure(PERMISSION_DENIED, undefined);
-  const node = request.view.tables.nodes.get(alloc.NodeID);
-  if (!node) throw new StreamFailure(`Unknown node ${JSON.stringify(alloc.NodeID)}`, 400);
+  streamNode(request, alloc.NodeID);
+  return alloc;
+}
+
+/** A streaming call's checks on the node it goes to (unknown, or too old for RPC, is a 400); its ID once they pass. */
+export function streamNode(request: FastifyRequest, nodeID: string): string {
+  const node = request.view.tables.nodes.get(nodeID);
+  if (!node) throw new StreamFailure(`Unknown node ${JSON.stringify(nodeID)}`, 400);
   const problem = rpcSupportProblem(node.Attributes["nomad.version"]);
   if (problem) throw new StreamFailure(problem, 400);
-  return alloc;
+  return nodeID;
 }
 
 /** Nomad's nodeSupportsRpc: the error for a node whose agent cannot take server → client calls, if any. */

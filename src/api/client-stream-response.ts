@@ -1,11 +1,13 @@
 import { type Duplex, Readable } from "node:stream";
-import type { FastifyReply } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { nodeStreamingRpc, sessionOrForward } from "../rpc/client-calls.ts";
 import { encodeGo } from "../rpc/go-msgpack.ts";
 import { GoValueReader } from "../rpc/go-value-reader.ts";
 import { finishStream, isClosedError, streamFrameOf } from "../rpc/stream-frames.ts";
 import { ApiError } from "./api-error.ts";
-import { statusOf } from "./client-call-checks.ts";
+import { queryOptions, StreamFailure, statusOf } from "./client-call-checks.ts";
 import { SNIFF_LENGTH, sniffContentType } from "./content-sniff.ts";
+import type { ApiContext } from "./context.ts";
 
 /** What Nomad's noxssrw writer adds to file contents it serves, once it writes any. */
 const UNTRUSTED_HEADERS = {
@@ -19,6 +21,33 @@ export interface StreamResponseOptions {
   readonly contentType?: string;
   /** File contents (cat, readat): sniffed Content-Type and the noxssrw headers, as Nomad serves them. */
   readonly untrusted?: boolean;
+}
+
+/**
+ * A streaming call to a client agent, as Nomad's server passes one on:
+ * `target` makes the server's checks (a StreamFailure carries the status
+ * Nomad gives each) and names the node; then the session that node opened
+ * (or the peer server holding it answers), the call, and its frames as the
+ * response body (streamToReply).
+ */
+export async function streamFromNode(
+  ctx: Pick<ApiContext, "nodeSessions" | "leadership" | "config">,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  call: { target: () => string; method: string; args: Record<string, unknown> },
+  options: StreamResponseOptions,
+): Promise<FastifyReply> {
+  try {
+    const session = await sessionOrForward(ctx, request, reply, call.target());
+    if (!session) return reply;
+    const rpc = await nodeStreamingRpc(session, call.method).catch((err: Error) => {
+      throw new StreamFailure(err.message, undefined);
+    });
+    return await streamToReply(reply, rpc, { ...call.args, ...queryOptions(request) }, options);
+  } catch (err) {
+    if (err instanceof StreamFailure) throw new ApiError(statusOf(err.code), err.message);
+    throw err;
+  }
 }
 
 /**

@@ -2,6 +2,8 @@ import type { FastifyPluginAsync } from "fastify";
 import { monitorLevel } from "../../logging/hclog-lines.ts";
 import { parseGoBool } from "../../query/filter/go-strconv.ts";
 import { ApiError } from "../api-error.ts";
+import { streamNode } from "../client-call-checks.ts";
+import { streamFromNode } from "../client-stream-response.ts";
 import type { ApiContext } from "../context.ts";
 import { MonitorConnection } from "../monitor-connection.ts";
 import { textQuery } from "../request-schemas.ts";
@@ -10,8 +12,8 @@ import { textQuery } from "../request-schemas.ts";
  * `GET /v1/agent/monitor`: streams this server's own log from now on, at
  * `log_level` (default info, even below the configured level), as hclog
  * text or JSON (`log_json`), in Nomad's `{"Data": base64}` frames or as
- * plain text (`plain`). chronomad runs no client, so `node_id` names nothing
- * it can monitor.
+ * plain text (`plain`). With `node_id`, the log of that node's client agent
+ * instead, which the agent streams over the session it opened to a server.
  */
 export const agentMonitorPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) => {
   app.get(
@@ -33,8 +35,16 @@ export const agentMonitorPlugin: FastifyPluginAsync<ApiContext> = async (app, ct
       }
       if (!request.identity.allows("", "agent:read")) throw ApiError.forbidden();
       if (nodeID !== "") {
-        throw ApiError.badRequest(
-          `cannot monitor node ${nodeID}: chronomad servers run no client agent, and client nodes' logs stay on the nodes`,
+        // Nomad's forwardMonitorClient: the client agent's own Agent.Monitor, its frames passed on as they come.
+        const args = { NodeID: nodeID, ServerID: "", LogLevel: levelName, LogJSON: json, PlainText: plain };
+        const target = () => streamNode(request, nodeID);
+        const contentType = plain ? "text/plain" : "application/json";
+        return streamFromNode(
+          ctx,
+          request,
+          reply,
+          { target, method: "Agent.Monitor", args },
+          { contentType },
         );
       }
       if (serverID !== "" && serverID !== "leader" && !namesThisServer(serverID, ctx.config.serverName)) {

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import { nodeRpc, nodeStreamingRpc, sessionOrForward } from "../../rpc/client-calls.ts";
+import { nodeRpc, sessionOrForward } from "../../rpc/client-calls.ts";
 import { ApiError } from "../api-error.ts";
 import {
   allocOf,
@@ -10,12 +10,10 @@ import {
   queryOptions,
   RpcFailure,
   requireNodeForRpc,
-  StreamFailure,
-  statusOf,
   streamTarget,
 } from "../client-call-checks.ts";
 import { parseBool, parseInt64, queryText } from "../client-call-params.ts";
-import { type StreamResponseOptions, streamToReply } from "../client-stream-response.ts";
+import { type StreamResponseOptions, streamFromNode } from "../client-stream-response.ts";
 import type { ApiContext } from "../context.ts";
 import { COMMON_READ_PARAMS, idParam, textQuery } from "../request-schemas.ts";
 
@@ -62,7 +60,7 @@ export const clientFsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) =
   const stat = unary("FileSystem.Stat", "Info");
 
   /** Nomad's streaming calls: the server's checks, then the agent's frames as the body. */
-  const stream = async (
+  const stream = (
     request: FastifyRequest,
     reply: FastifyReply,
     method: "FileSystem.Stream" | "FileSystem.Logs",
@@ -71,18 +69,8 @@ export const clientFsPlugin: FastifyPluginAsync<ApiContext> = async (app, ctx) =
     options: StreamResponseOptions,
   ): Promise<FastifyReply> => {
     const { id } = request.params as { id: string };
-    try {
-      const alloc = streamTarget(request, id, allowed);
-      const session = await sessionOrForward(ctx, request, reply, alloc.NodeID);
-      if (!session) return reply;
-      const rpc = await nodeStreamingRpc(session, method).catch((err: Error) => {
-        throw new StreamFailure(err.message, undefined);
-      });
-      return await streamToReply(reply, rpc, { AllocID: id, ...args, ...queryOptions(request) }, options);
-    } catch (err) {
-      if (err instanceof StreamFailure) throw new ApiError(statusOf(err.code), err.message);
-      throw err;
-    }
+    const target = () => streamTarget(request, id, allowed).NodeID;
+    return streamFromNode(ctx, request, reply, { target, method, args: { AllocID: id, ...args } }, options);
   };
   const readFs = (request: FastifyRequest) => (ns: string) => request.identity.allows(ns, "read-fs");
 

@@ -1,7 +1,10 @@
 import { get, type IncomingMessage } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { LogTap } from "../../../src/logging/log-tap.ts";
+import { FakeClientPeer } from "../../rpc/fake-client-peer.ts";
 import { startTestServer, type TestServer } from "../../server-harness.ts";
+import { TestNode } from "../node-fixtures.ts";
+import { callsOf } from "./client-agent-fixtures.ts";
 
 const running: TestServer[] = [];
 afterEach(async () => {
@@ -102,8 +105,7 @@ describe("GET /v1/agent/monitor", () => {
     const both = await s.call("/v1/agent/monitor?node_id=a&server_id=b");
     expect(await both.text()).toBe("Cannot target node and server simultaneously");
     const node = await s.call("/v1/agent/monitor?node_id=abc");
-    expect(node.status).toBe(400);
-    expect(await node.text()).toMatch(/run no client agent/);
+    expect([node.status, await node.text()]).toEqual([400, 'Unknown node "abc"']);
   });
 
   it("says so when the server's logger was supplied without a tap", async () => {
@@ -111,5 +113,101 @@ describe("GET /v1/agent/monitor", () => {
     running.push(s);
     const res = await s.call("/v1/agent/monitor");
     expect(res.status).toBe(501);
+  });
+});
+
+describe("GET /v1/agent/monitor?node_id=", () => {
+  const agents: FakeClientPeer[] = [];
+  afterEach(() => {
+    for (const a of agents.splice(0)) a.close();
+  });
+
+  const LINE = "2026-12-01T08:00:00.000Z [DEBUG] client: updated allocations: index=7 total=1\n";
+  const frame = JSON.stringify({ Data: Buffer.from(LINE).toString("base64"), FileEvent: "log" });
+
+  /** A server and a client agent connected to it whose Agent.Monitor sends a heartbeat and one line, then ends. */
+  async function withAgent(attributes?: Record<string, string>) {
+    const { s } = await start();
+    const agent = new FakeClientPeer({
+      streaming: {
+        "Agent.Monitor": async (args, peer) => {
+          if (args.PlainText) {
+            await peer.send(""); // a heartbeat: nothing to write
+            await peer.send(LINE);
+          } else {
+            await peer.send("{}");
+            await peer.send(frame);
+          }
+          peer.end();
+        },
+      },
+    });
+    agents.push(agent);
+    await agent.connect(s.rpcAddress, attributes);
+    return { s, agent };
+  }
+
+  it("streams the client agent's own log from its Agent.Monitor, in its frames", async () => {
+    const { s, agent } = await withAgent();
+    const res = await s.call(`/v1/agent/monitor?node_id=${agent.id}&log_level=debug`, {
+      headers: { "X-Nomad-Token": "tok" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(await res.text()).toBe(`{}${frame}`);
+    expect(callsOf(agent, "Agent.Monitor")[0]).toMatchObject({
+      NodeID: agent.id,
+      ServerID: "",
+      LogLevel: "debug",
+      LogJSON: false,
+      PlainText: false,
+      Region: "global",
+      AuthToken: "tok",
+    });
+  });
+
+  it("passes plain and log_json on, and answers plain text", async () => {
+    const { s, agent } = await withAgent();
+    const res = await s.call(`/v1/agent/monitor?node_id=${agent.id}&plain=true&log_json=1`);
+    expect(res.headers.get("content-type")).toBe("text/plain");
+    expect(await res.text()).toBe(LINE);
+    expect(callsOf(agent, "Agent.Monitor")[0]).toMatchObject({
+      LogLevel: "INFO",
+      LogJSON: true,
+      PlainText: true,
+    });
+  });
+
+  it("makes Nomad's checks on the node: without a session, too old for RPC", async () => {
+    const { s } = await start();
+    // A node that registered over HTTP has no session to any server.
+    const node = new TestNode(s, {});
+    await node.register({ Attributes: { "nomad.version": "1.6.1" } });
+    const noPath = await s.call(`/v1/agent/monitor?node_id=${node.id}`);
+    expect([noPath.status, await noPath.text()]).toEqual([404, "No path to node"]);
+
+    const old = new TestNode(s, {});
+    await old.register({ Attributes: { "nomad.version": "0.7.1" } });
+    const tooOld = await s.call(`/v1/agent/monitor?node_id=${old.id}`);
+    expect([tooOld.status, await tooOld.text()]).toEqual([
+      400,
+      "Node does not support RPC; requires 0.8 or later",
+    ]);
+  });
+
+  it("answers the agent's own refusal with its code", async () => {
+    const { s } = await start();
+    const agent = new FakeClientPeer({
+      streaming: {
+        "Agent.Monitor": (_args, peer) => {
+          peer.fail("Permission denied", 403);
+          peer.end();
+        },
+      },
+    });
+    agents.push(agent);
+    await agent.connect(s.rpcAddress);
+    const res = await s.call(`/v1/agent/monitor?node_id=${agent.id}`);
+    expect([res.status, await res.text()]).toEqual([403, "Permission denied"]);
   });
 });

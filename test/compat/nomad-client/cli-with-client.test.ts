@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
@@ -11,7 +12,8 @@ import { Api, alive, describeAllocs, serviceJob } from "./fixtures.ts";
 
 /**
  * The `nomad` commands that reach a client agent (alloc logs/fs/exec/
- * status -stats/signal/restart, node meta, node status -stats, service),
+ * status -stats/signal/restart, node meta, node status -stats, service,
+ * monitor -node-id),
  * the real 1.6.1 CLI against chronomad with a real 1.6.1 client agent.
  *
  * The CLI's api package sends some of these calls (fs cat/readat/stream,
@@ -436,6 +438,42 @@ describe.skipIf(!hasNomad)(
         });
       });
     }
+
+    it("monitor -node-id: the client agent's own log, streamed through chronomad", async () => {
+      const args = ["monitor", "-node-id", nodeID, "-log-level", "debug"];
+      const child = spawn(NOMAD_BIN, args, {
+        cwd: agent.dataDir,
+        env: cleanNomadEnv({ NOMAD_ADDR: front.url }),
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      const served = front.requests.length;
+      try {
+        await waitFor(() => front.requests.slice(served).some((u) => u.startsWith("/v1/agent/monitor?")), {
+          what: "the CLI to ask chronomad for the monitor",
+          timeoutMs: 15_000,
+        });
+        // A signal is a task event, which the client's task runner logs (at info).
+        expectRun(await nomad(["alloc", "signal", "-s", "SIGUSR1", allocID]));
+        await waitFor(
+          () => /\[INFO\] +client\.alloc_runner\.task_runner: Task event: .*type=Signaling/.test(stdout),
+          {
+            what: "the client agent's task event in the monitor's output",
+            timeoutMs: 15_000,
+            detail: () => `--- stdout:\n${stdout}\n--- stderr:\n${stderr}`,
+          },
+        );
+      } finally {
+        child.kill("SIGINT");
+      }
+      expect(front.requests.slice(served).find((u) => u.startsWith("/v1/agent/monitor?"))).toContain(
+        `node_id=${nodeID}`,
+      );
+      expect(stderr).not.toMatch(/Error/);
+    });
 
     it("called only RPC methods chronomad serves", async () => {
       const text = await (await s.call("/v1/metrics?format=prometheus")).text();
