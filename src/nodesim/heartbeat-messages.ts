@@ -27,7 +27,9 @@ export type ToHeartbeatThread =
   | { readonly t: "retry"; readonly i: number }
   | { readonly t: "stop"; readonly i: number }
   | { readonly t: "beat"; readonly i: number; readonly req: number }
-  | { readonly t: "loop"; readonly req: number };
+  | { readonly t: "loop"; readonly req: number }
+  /** Answer once the heartbeats already sent are answered, or after `ms`. */
+  | { readonly t: "settle"; readonly req: number; readonly ms: number };
 
 export type FromHeartbeatThread =
   /** One call the thread made, for the simulator's counters. */
@@ -44,4 +46,6 @@ export type FromHeartbeatThread =
   | { readonly t: "beat"; readonly req: number; readonly error?: { status: number; message: string } }
   /** A node's heartbeat was answered 404: its logic registers it again. */
   | { readonly t: "forgotten"; readonly i: number }
-  | { readonly t: "loop"; readonly req: number; readonly delay: ThreadLoopDelay };
+  | { readonly t: "loop"; readonly req: number; readonly delay: ThreadLoopDelay }
+  /** The answer to a "settle", sent after the "call" of every heartbeat it waited for. */
+  | { readonly t: "settled"; readonly req: number };

@@ -31,6 +31,7 @@ export class HeartbeatThread {
   private readonly forgotten = new Map<number, () => void>();
   private readonly beats = new Map<number, Waiter<void>>();
   private readonly loops = new Map<number, Waiter<ThreadLoopDelay>>();
+  private readonly settles = new Map<number, Waiter<void>>();
   private seq = 0;
   /** Calls the thread made and counted, all of them heartbeats. */
   calls = 0;
@@ -64,6 +65,16 @@ export class HeartbeatThread {
       if (this.failure) return reject(this.failure);
       this.loops.set(req, { resolve, reject });
       this.post({ t: "loop", req });
+    });
+  }
+
+  /** Resolves once the heartbeats the thread already sent are answered and counted, or after `ms` (RpcClient.settle). */
+  settle(ms: number): Promise<void> {
+    const req = ++this.seq;
+    return new Promise<void>((resolve, reject) => {
+      if (this.failure) return reject(this.failure);
+      this.settles.set(req, { resolve, reject });
+      this.post({ t: "settle", req, ms });
     });
   }
 
@@ -115,6 +126,10 @@ export class HeartbeatThread {
         this.loops.get(m.req)?.resolve(m.delay);
         this.loops.delete(m.req);
         return;
+      case "settled":
+        this.settles.get(m.req)?.resolve();
+        this.settles.delete(m.req);
+        return;
     }
   }
 
@@ -123,8 +138,9 @@ export class HeartbeatThread {
     if (!this.failure) this.logger.error({ err }, "the heartbeat thread failed");
     this.failure ??= err;
     for (const w of this.beats.values()) w.reject(new RpcError("Node.UpdateStatus", 0, err.message));
-    for (const w of this.loops.values()) w.reject(err);
+    for (const w of [...this.loops.values(), ...this.settles.values()]) w.reject(err);
     this.beats.clear();
     this.loops.clear();
+    this.settles.clear();
   }
 }

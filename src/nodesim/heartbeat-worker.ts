@@ -80,6 +80,9 @@ port.on("message", (m: ToHeartbeatThread) => {
             }),
         );
       return;
+    case "settle":
+      void rpc.settle(m.ms).then(() => post({ t: "settled", req: m.req }));
+      return;
     case "loop": {
       const figures = {
         p50_ms: ms(delay.percentile(50)),

@@ -106,6 +106,8 @@ export class RpcClient implements RpcCaller {
   private readonly short: Connections;
   private readonly waiting: Connections;
   private readonly nodes = new Map<string, NodeConnections>();
+  /** Calls sent and not yet answered that a run's report counts: all but the long polls and the waits. */
+  private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
 
   constructor(
@@ -127,7 +129,33 @@ export class RpcClient implements RpcCaller {
    * server closed before any answer (its keep-alive timeout racing the
    * call) is sent once more.
    */
-  async call<T>(method: string, body: unknown, token: string, options: CallOptions = {}): Promise<T> {
+  call<T>(method: string, body: unknown, token: string, options: CallOptions = {}): Promise<T> {
+    const answer = this.send<T>(method, body, token, options);
+    if (options.blocking || options.waits) return answer;
+    this.inFlight.add(answer);
+    const done = () => this.inFlight.delete(answer);
+    answer.then(done, done);
+    return answer;
+  }
+
+  /**
+   * Resolves once every short call already sent (heartbeats, allocation
+   * updates, registrations) has its answer or its failure, or after `ms`:
+   * a run stopped while a heartbeat is on its way reports the call it made,
+   * rather than cutting the connection under it. Long polls are not waited for.
+   */
+  async settle(ms: number): Promise<void> {
+    if (this.inFlight.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    });
+    const answered = Promise.allSettled([...this.inFlight]).then(() => undefined);
+    await Promise.race([answered, late]);
+    clearTimeout(timer);
+  }
+
+  private async send<T>(method: string, body: unknown, token: string, options: CallOptions): Promise<T> {
     const msgpack = this.options.encoding === "msgpack";
     // Bytes, as undici would make them of a string (Buffer.from), once for the call and its retry.
     const payload: Uint8Array = msgpack ? packPlain(body) : Buffer.from(JSON.stringify(body));

@@ -14,6 +14,13 @@ import { SyncWheel } from "./sync-wheel.ts";
 import { TimerQueue } from "./timer-queue.ts";
 import { SYNC_INTERVAL_MS } from "./update-buffer.ts";
 
+/**
+ * How long stop() waits for calls already sent to be answered: a heartbeat
+ * or an update on its way when a run ends is counted in its report rather
+ * than cut off (a server under load may take longer; those are given up).
+ */
+const STOP_SETTLE_MS = 5_000;
+
 export interface NodeSimOptions {
   /** http://host:port of a chronomad (or Nomad-compatible) server. */
   readonly server: string;
@@ -219,6 +226,11 @@ export class NodeSimulator {
   async stop(options: { deregister?: boolean } = {}): Promise<void> {
     this.wheel.stop();
     await Promise.all(this.nodes.map((n) => n.stop(options)));
+    // The nodes send nothing more; what they sent is answered before the connections close, so the report counts it.
+    await Promise.all([
+      this.rpc.settle(STOP_SETTLE_MS),
+      this.heartbeatThread?.settle(STOP_SETTLE_MS).catch(() => undefined),
+    ]);
     this.timers.stop();
     this.rpc.close();
     await this.heartbeatThread?.close();

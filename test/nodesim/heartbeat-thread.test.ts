@@ -1,7 +1,11 @@
+import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { Counters } from "../../src/nodesim/counters.ts";
+import { HeartbeatThread } from "../../src/nodesim/heartbeat-thread.ts";
 import { type NodeSimOptions, NodeSimulator } from "../../src/nodesim/simulator.ts";
 import { VirtualClock } from "../../src/util/clock.ts";
 import type { TestServer } from "../server-harness.ts";
+import { serve } from "./answering-server.ts";
 import { allNodesReady, eventually, FAST_HEARTBEATS, nodesTable, simulatedCluster } from "./fixtures.ts";
 
 const NODES = 40;
@@ -71,6 +75,24 @@ describe("nodesim heartbeats from a thread of their own", () => {
     const beats = sim.report().heartbeat.count;
     await eventually("every node heartbeats on", () => sim.report().heartbeat.count >= beats + 2 * NODES);
     expect(allReady(s)).toBe(true);
+  });
+
+  it("settles: a heartbeat on its way when the node stops is answered and counted before the thread closes", async () => {
+    const { server, url } = await serve(() => 150);
+    const counters = new Counters();
+    const thread = new HeartbeatThread(url, "json", counters, pino({ level: "silent" }));
+    cleanup.push(async () => {
+      await thread.close();
+      server.closeAllConnections();
+      server.close();
+    });
+    const loop = thread.factory({ index: 0, id: "n1", secret: "s1" }, "settle", () => undefined);
+    const beat = loop.beat();
+    loop.stop();
+    await thread.settle(5_000);
+    expect(thread.calls).toBe(1);
+    expect(counters.snapshot().rpc["Node.UpdateStatus"]).toMatchObject({ calls: 1, errors: 0 });
+    await beat;
   });
 
   it("refuses a heartbeat thread on a clock other than the system's", () => {

@@ -1,22 +1,9 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { Counters } from "../../src/nodesim/counters.ts";
 import { RpcClient, RpcError } from "../../src/nodesim/rpc-client.ts";
-
-/** A server that reads every call and answers only the ones `answer` picks, the others never. */
-async function serve(answer: (req: IncomingMessage) => boolean): Promise<{ server: Server; url: string }> {
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    req.resume();
-    req.on("end", () => {
-      if (!answer(req)) return;
-      res.setHeader("content-type", "application/json");
-      res.end(JSON.stringify({ Index: 7 }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
-}
+import { serve } from "./answering-server.ts";
 
 describe("RpcClient", () => {
   const cleanups: (() => void)[] = [];
@@ -24,7 +11,7 @@ describe("RpcClient", () => {
     for (const c of cleanups.splice(0)) c();
   });
 
-  async function client(answer: (req: IncomingMessage) => boolean) {
+  async function client(answer: (req: IncomingMessage) => boolean | number) {
     const { server, url } = await serve(answer);
     const counters = new Counters();
     const rpc = new RpcClient(url, counters, {
@@ -64,6 +51,35 @@ describe("RpcClient", () => {
     abort.abort();
     expect(await settled).toBe("Node.GetClientAllocs: aborted");
     expect(counters.snapshot().errors_by_reason).toEqual({ "Node.GetClientAllocs aborted": 1 });
+  });
+
+  it("settles: waits for the short calls already sent and counts them, never for a long poll", async () => {
+    const { rpc, counters } = await client((req) =>
+      req.url === "/v1/rpc/Node.UpdateStatus" ? 100 : req.url !== "/v1/rpc/Node.GetClientAllocs",
+    );
+    const abort = new AbortController();
+    const poll = rpc
+      .call("Node.GetClientAllocs", {}, "secret", { blocking: true, signal: abort.signal })
+      .catch(() => "aborted");
+    const beat = rpc.call("Node.UpdateStatus", { NodeID: "n1" }, "secret");
+    await rpc.settle(5_000);
+    await expect(beat).resolves.toEqual({ Index: 7 });
+    expect(counters.snapshot().rpc["Node.UpdateStatus"]).toMatchObject({ calls: 1, errors: 0 });
+    expect(counters.snapshot().rpc["Node.GetClientAllocs"]).toBeUndefined();
+    abort.abort();
+    expect(await poll).toBe("aborted");
+  });
+
+  it("settles at the latest after the time it is given", async () => {
+    const { rpc } = await client((req) => req.url !== "/v1/rpc/Node.UpdateStatus");
+    const beat = rpc.call("Node.UpdateStatus", { NodeID: "n1" }, "secret").then(
+      () => "answered",
+      () => "failed",
+    );
+    await rpc.settle(20);
+    // The call's own deadline (200 ms here) has not come: it is still on its way.
+    expect(await Promise.race([beat, Promise.resolve("pending")])).toBe("pending");
+    expect(await beat).toBe("failed");
   });
 
   it("gives each node connections of its own, kept open between its calls", async () => {
