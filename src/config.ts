@@ -94,6 +94,11 @@ export interface ServerConfig {
   readonly oidcIssuer: string;
   /** Nomad's `acl { enabled }`: every request is then authorized by its token. */
   readonly aclEnabled: boolean;
+  /**
+   * Nomad's `enable_debug`: without ACLs, whether anyone may read this
+   * server's host data and runtime profiles (with ACLs, the token decides).
+   */
+  readonly enableDebug: boolean;
   /** Nomad's `acl { token_min_expiration_ttl }` (ms). */
   readonly aclTokenMinExpirationTtl: number;
   /** Nomad's `acl { token_max_expiration_ttl }` (ms). */
@@ -342,6 +347,12 @@ const SETTINGS: readonly Setting[] = [
     help: "Nomad's oidc_issuer: when set, /.well-known/openid-configuration is served",
   },
   {
+    name: "enable_debug",
+    kind: "boolean",
+    default: "false",
+    help: "Nomad's enable_debug: without ACLs, serve /v1/agent/host and /v1/agent/pprof to anyone (heap sampling then runs from the start)",
+  },
+  {
     name: "acl_enabled",
     kind: "boolean",
     default: "false",
@@ -504,6 +515,7 @@ export async function loadConfig(
     rootKeyRotationThreshold: value("root_key_rotation_threshold"),
     oidcIssuer: value<string | undefined>("oidc_issuer") ?? "",
     aclEnabled: value("acl_enabled"),
+    enableDebug: value("enable_debug"),
     aclTokenMinExpirationTtl: value("acl_token_min_expiration_ttl"),
     aclTokenMaxExpirationTtl: value("acl_token_max_expiration_ttl"),
     disableRpcRateMetricsLabels: value("disable_rpc_rate_metrics_labels"),

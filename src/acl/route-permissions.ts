@@ -84,6 +84,7 @@ const ENTRIES: readonly Entry[] = [
   ...putPost("/v1/agent/schedulers/config", agent("write")), // updateScheduleWorkersConfig: AllowAgentWrite
   ["GET /v1/agent/monitor", agent("read")], // Agent.Monitor: AllowAgentRead
   ["GET /v1/agent/pprof/:profile", agent("write")], // Agent.Profile: AllowAgentWrite
+  ["GET /v1/agent/host", agent("read")], // AgentHostRequest, Agent.Host: AllowAgentRead
   ["GET /v1/regions", PUBLIC], // Region.List: none (authentication error ignored)
   ["GET /v1/metrics", PUBLIC], // MetricsRequest: none (HTTP only, no token read)
 

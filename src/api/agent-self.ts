@@ -118,7 +118,7 @@ function agentConfig(ctx: ApiContext, self: ServerMember): Record<string, unknow
     // pino writes JSON lines.
     LogJson: true,
     BindAddr: bind.host,
-    EnableDebug: false,
+    EnableDebug: ctx.config.enableDebug,
     // One port serves the HTTP API and the client RPCs (/v1/rpc); there is no serf port.
     Ports: { HTTP: bind.port, RPC: bind.port, Serf: 0 },
     Addresses: { HTTP: bind.host, RPC: bind.host, Serf: "" },

@@ -52,6 +52,7 @@ export const AT_INDEX_ROUTES: Readonly<Record<ReadRouteKey, AtIndexSupport>> = {
   ),
   "GET /v1/agent/monitor": refused("it streams this agent's logs as they are written"),
   "GET /v1/agent/pprof/:profile": refused("it profiles this agent's process now"),
+  "GET /v1/agent/host": refused("it reads this agent's host as it is now"),
   "GET /v1/regions": refused(CONFIGURATION),
   "GET /v1/metrics": refused("the metrics are this agent's counters now, not state the log holds"),
   "GET /v1/operator/raft/configuration": refused(THE_ELECTION_NOW),

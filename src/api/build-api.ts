@@ -31,6 +31,7 @@ import { aclPoliciesPlugin } from "./plugins/acl-policies.ts";
 import { aclRolesPlugin } from "./plugins/acl-roles.ts";
 import { aclTokensPlugin } from "./plugins/acl-tokens.ts";
 import { agentPlugin } from "./plugins/agent.ts";
+import { agentHostPlugin } from "./plugins/agent-host.ts";
 import { agentMonitorPlugin } from "./plugins/agent-monitor.ts";
 import { agentPprofPlugin } from "./plugins/agent-pprof.ts";
 import { agentSchedulersPlugin } from "./plugins/agent-schedulers.ts";
@@ -97,6 +98,7 @@ const PLUGINS = [
   statusPlugin,
   agentPlugin,
   agentSchedulersPlugin,
+  agentHostPlugin,
   agentMonitorPlugin,
   agentPprofPlugin,
   regionsPlugin,

@@ -105,7 +105,7 @@ export function streamNode(request: FastifyRequest, nodeID: string): string {
 }
 
 /** Nomad's nodeSupportsRpc: the error for a node whose agent cannot take server → client calls, if any. */
-function rpcSupportProblem(version: string | undefined): string | undefined {
+export function rpcSupportProblem(version: string | undefined): string | undefined {
   if (version === undefined || !versionMatches(version, ">= 0", false)) {
     return "Unable to determine Nomad version";
   }

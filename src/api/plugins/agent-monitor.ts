@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from "fastify";
 import { monitorLevel } from "../../logging/hclog-lines.ts";
 import { parseGoBool } from "../../query/filter/go-strconv.ts";
+import { forwardToServer, serverTarget } from "../agent-target.ts";
 import { ApiError } from "../api-error.ts";
 import { streamNode } from "../client-call-checks.ts";
 import { streamFromNode } from "../client-stream-response.ts";
@@ -47,16 +48,9 @@ export const agentMonitorPlugin: FastifyPluginAsync<ApiContext> = async (app, ct
           { contentType },
         );
       }
-      if (serverID !== "" && serverID !== "leader" && !namesThisServer(serverID, ctx.config.serverName)) {
-        throw ApiError.badRequest(
-          `cannot monitor server ${serverID} from ${ctx.config.serverName}: ask that server's own API`,
-        );
-      }
-      if (serverID === "leader" && !ctx.leadership.isLeader()) {
-        throw ApiError.badRequest(
-          `cannot monitor the leader from ${ctx.config.serverName}, which does not lead: ask ${ctx.leadership.leaderAddress() || "the leader"}`,
-        );
-      }
+      // Another server's log: that server streams it, and this one passes it on (Nomad's forwardMonitorServer).
+      const target = serverTarget(ctx, request, serverID);
+      if (target.kind === "server") return forwardToServer(ctx, request, reply, target.address);
       if (!ctx.logTap) {
         throw new ApiError(501, "this server's logger was supplied by its embedder and cannot be monitored");
       }
@@ -72,9 +66,4 @@ function bool(text: string | undefined, prefix: string): boolean {
   const parsed = parseGoBool(text);
   if (!parsed.ok) throw ApiError.badRequest(`${prefix}: ${parsed.error}`);
   return parsed.value;
-}
-
-/** A server ID as Nomad accepts it: the name, or the serf member name `<name>.<region>`. */
-function namesThisServer(id: string, serverName: string): boolean {
-  return id === serverName || id.startsWith(`${serverName}.`);
 }

@@ -106,6 +106,8 @@ describe("GET /v1/agent/monitor", () => {
     expect(await both.text()).toBe("Cannot target node and server simultaneously");
     const node = await s.call("/v1/agent/monitor?node_id=abc");
     expect([node.status, await node.text()]).toEqual([400, 'Unknown node "abc"']);
+    const server = await s.call("/v1/agent/monitor?server_id=nope.global");
+    expect([server.status, await server.text()]).toEqual([500, "unknown Nomad server nope.global"]);
   });
 
   it("says so when the server's logger was supplied without a tap", async () => {

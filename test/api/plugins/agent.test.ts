@@ -113,16 +113,6 @@ describe("agent endpoints", () => {
     expect(await (await s.call("/v1/regions")).json()).toEqual(["global"]);
   });
 
-  it("refuses profiles with 501 and a message that says what to use instead", async () => {
-    const res = await s.call("/v1/agent/pprof/profile?seconds=1");
-    expect(res.status).toBe(501);
-    expect(await res.text()).toMatch(/does not serve Go runtime profiles.*--cpu-prof/);
-    expect((await s.call("/v1/agent/pprof/")).status).toBe(404);
-    const both = await s.call("/v1/agent/pprof/heap?node_id=a&server_id=b");
-    expect(both.status).toBe(400);
-    expect(await both.text()).toBe("Cannot target node and server simultaneously");
-  });
-
   it("answers summary reconciliation without writing: the summaries are a projection", async () => {
     const before = s.log.lastIndex();
     const res = await s.call("/v1/system/reconcile/summaries", { method: "PUT" });

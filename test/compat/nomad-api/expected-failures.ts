@@ -17,15 +17,11 @@ export const EXPECTED_FAILURES: ExpectedFailures = {
   TestACLTokens_Upload: `${NEWER_NOMAD}: PUT /v1/acl/token/upload (Nomad 1.10)`,
   TestACLTokens_Info: SECRET_HASHED,
   TestACLIdentity_CreateClientIntroductionToken: `${NEWER_NOMAD}: client introduction tokens (Nomad 1.11)`,
-  TestAgentCPUProfile:
-    "documented difference: /v1/agent/pprof answers 501 (V8 profiles are taken with node --cpu-prof)",
-  TestAgentTrace: "documented difference: /v1/agent/pprof answers 501",
-  TestAgentProfile: "documented difference: /v1/agent/pprof answers 501",
+  TestAgentTrace:
+    "documented difference: /v1/agent/pprof/trace answers 501 (Node.js has no Go execution trace; CPU and heap profiles are served)",
   TestVariables_LockRenewRelease: `${NEWER_NOMAD}: variable locks (Nomad 1.7)`,
   TestNodeIdentity_Get: `${NEWER_NOMAD}: /v1/client/identity, node identities (Nomad 1.11)`,
   TestNodeIdentity_Renew: `${NEWER_NOMAD}: /v1/client/identity/renew, node identities (Nomad 1.11)`,
-  TestAgent_MonitorWithNode:
-    "the dev agent is two processes here: the node's log is its Nomad client agent's, streamed through chronomad (Agent.Monitor), but the request the test makes to have a DEBUG line logged within 2 s reaches the chronomad server, a separate process, and the client logs nothing in that time (test/compat/nomad-client/cli-with-client.test.ts checks `nomad monitor -node-id` with a task event)",
   TestAgent_Join: GOSSIP,
   TestAgent_ForceLeave: GOSSIP,
   TestAgent_ForceLeavePrune: GOSSIP,
@@ -38,6 +34,15 @@ export const WITHOUT_A_CLIENT_AGENT: ExpectedFailures = {
   TestNodeMeta_Apply: `${SIMULATED_NODE}: /v1/client/metadata and the node meta a client fingerprints`,
   TestFS_Logs: `${SIMULATED_NODE}: task logs at /v1/client/fs (and the mock driver's run_for)`,
   TestAllocations_Info: `${SIMULATED_NODE}: the allocation's NetworkStatus, which a client reports`,
+};
+
+/**
+ * Tests whose outcome against chronomad depends on timing it does not
+ * decide: run and reported each time, neither outcome fails the suite.
+ */
+export const EITHER_OUTCOME: ExpectedFailures = {
+  TestAgent_MonitorWithNode:
+    "a dev agent is two processes here, and the test waits 2 s for a DEBUG line from the node's client agent: in Nomad's single process the request it makes logs one, here it reaches chronomad, so the test passes only when its monitor starts while the client is still logging its start-up, which depends on the machine's speed and load (it has both passed and failed here, alone and in CI); test/compat/nomad-client/cli-with-client.test.ts checks `nomad monitor -node-id` with a task event instead",
 };
 
 /** The expected failures of a run whose dev agents get real client agents, or simulated nodes. */

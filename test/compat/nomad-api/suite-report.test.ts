@@ -40,4 +40,15 @@ describe("the api suite's report", () => {
     expect(suiteReport([], { TestGone: "ACL" }, false).ok).toBe(false);
     expect(suiteReport([], { TestGone: "ACL" }, true).ok).toBe(true);
   });
+
+  it("says how a test of the either-outcome list went without judging it", () => {
+    const either = { TestT: "timing" };
+    for (const result of ["pass", "fail"] as const) {
+      const report = suiteReport([outcome("TestA", "pass"), outcome("TestT", result)], {}, false, either);
+      expect(report.ok).toBe(true);
+      expect(report.text).toContain(`EITHER TestT: ${result}ed, not judged (timing)`);
+      expect(report.text).toContain("1 of 1 cases pass");
+    }
+    expect(suiteReport([], {}, false, either).text).toContain("STALE TestT");
+  });
 });

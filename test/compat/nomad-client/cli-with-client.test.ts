@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
 import { connect, createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FAST_HEARTBEATS } from "../../nodesim/fixtures.ts";
@@ -13,7 +15,7 @@ import { Api, alive, describeAllocs, serviceJob } from "./fixtures.ts";
 /**
  * The `nomad` commands that reach a client agent (alloc logs/fs/exec/
  * status -stats/signal/restart, node meta, node status -stats, service,
- * monitor -node-id),
+ * monitor -node-id, operator debug),
  * the real 1.6.1 CLI against chronomad with a real 1.6.1 client agent.
  *
  * The CLI's api package sends some of these calls (fs cat/readat/stream,
@@ -163,7 +165,7 @@ describe.skipIf(!hasNomad)(
     let allocID: string;
 
     beforeAll(async () => {
-      s = await startTestServer({ args: [...FAST_HEARTBEATS, "--heartbeat-grace", "5s"] });
+      s = await startTestServer({ args: [...FAST_HEARTBEATS, "--heartbeat-grace", "5s", "--enable-debug"] });
       api = new Api(s.url);
       front = await TcpGate.start();
       front.target = { host: "127.0.0.1", port: Number(new URL(s.url).port) };
@@ -173,6 +175,8 @@ describe.skipIf(!hasNomad)(
         name: "cli-client-1",
         serverUrl: s.url,
         advertiseHttp: gate.address,
+        // Without ACLs, an agent serves its host data and profiles only with enable_debug.
+        extraHcl: "enable_debug = true\n",
       });
       const [host, port] = agent.httpAddr.split(":");
       gate.target = { host: host!, port: Number(port) };
@@ -473,6 +477,45 @@ describe.skipIf(!hasNomad)(
         `node_id=${nodeID}`,
       );
       expect(stderr).not.toMatch(/Error/);
+    });
+
+    it("operator debug: the server's and the client agent's host data and profiles", async () => {
+      const out = await mkdtemp(join(tmpdir(), "chronomad-debug-"));
+      try {
+        const run = await nomad([
+          "operator",
+          "debug",
+          `-node-id=${nodeID}`,
+          "-server-id=all",
+          "-duration=2s",
+          "-interval=1s",
+          "-pprof-duration=1s",
+          `-output=${out}`,
+        ]);
+        expectRun(run, [/^Created debug directory: /m]);
+        const [capture] = readdirSync(out);
+        const dir = join(out, capture!);
+        const host = (path: string) =>
+          JSON.parse(readFileSync(join(dir, path, "agent-host.json"), "utf8")) as {
+            AgentID: string;
+            HostData: { OS: string; Environment: Record<string, string> };
+          };
+        // The client agent answered for itself (Agent.Host), through chronomad.
+        expect(host(`client/${nodeID}`).AgentID).toBe(nodeID);
+        const [server] = readdirSync(join(dir, "server"));
+        expect(host(`server/${server}`).AgentID).toBe(server);
+        expect(host(`server/${server}`).HostData.OS).toMatch(/ Linux /);
+        // Go profiles from the client agent; V8's from chronomad, where Node.js has them.
+        for (const file of ["profile_0000.prof", "heap.prof", "goroutine.prof", "goroutine-debug2.txt"]) {
+          expect(statSync(join(dir, "client", nodeID, file)).size, file).toBeGreaterThan(0);
+        }
+        for (const file of ["profile_0000.prof", "heap.prof"]) {
+          expect(statSync(join(dir, "server", server!, file)).size, file).toBeGreaterThan(0);
+        }
+        expect(run.stderr).not.toMatch(/client\/[^:]*: Failed/);
+      } finally {
+        await rm(out, { recursive: true, force: true });
+      }
     });
 
     it("called only RPC methods chronomad serves", async () => {
