@@ -10,6 +10,8 @@ const CPU_SAMPLE_INTERVAL_US = 10_000;
 /** Go's runtime.MemProfileRate: one heap sample per 512 KiB allocated, on average. */
 const HEAP_SAMPLE_BYTES = 512 * 1024;
 const HEAP_STACK_DEPTH = 64;
+/** The longest delay Node's timers take; a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Loaded on first use: a native addon (about 40 ms to load) that a server never profiled does without. */
 let library: Promise<typeof import("@datadog/pprof")> | undefined;
@@ -70,7 +72,8 @@ export async function cpuProfile(seconds: number): Promise<RuntimeProfile> {
   try {
     const { encode, time } = await pprof();
     const profile = await time.profile({
-      durationMillis: Math.max(1, seconds) * 1000,
+      // At least a second, as Go's; at most what a timer can wait (about 24.8 days).
+      durationMillis: Math.min(Math.max(1, seconds) * 1000, MAX_TIMER_MS),
       intervalMicros: CPU_SAMPLE_INTERVAL_US,
     });
     return { payload: await encode(profile), headers: attachment("profile") };
