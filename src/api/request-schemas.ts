@@ -23,6 +23,13 @@ export const idParam = {
   required: ["id"],
 } as const;
 
+/** `:name` in the path. */
+export const nameParam = {
+  type: "object",
+  properties: { name: { type: "string" } },
+  required: ["name"],
+} as const;
+
 /** The fields of Nomad's WriteRequest that every write body may carry (accepted, not acted on). */
 export const WRITE_REQUEST_FIELDS = {
   Region: { type: "string" },

@@ -24,15 +24,9 @@ import { blockingQuery } from "../blocking-query.ts";
 import { commit } from "../commit.ts";
 import type { ApiContext } from "../context.ts";
 import { refuseOtherMethods } from "../refuse-other-methods.ts";
-import { COMMON_READ_PARAMS, textQuery } from "../request-schemas.ts";
+import { COMMON_READ_PARAMS, nameParam, textQuery } from "../request-schemas.ts";
 
 const readQuery = textQuery(...COMMON_READ_PARAMS);
-const nameParam = {
-  type: "object",
-  properties: { name: { type: "string" } },
-  required: ["name"],
-} as const;
-
 const MS_TO_NS = 1e6;
 
 /** The secret cannot be sealed or opened here (no key): the server's problem, said plainly. */

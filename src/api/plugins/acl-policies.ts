@@ -9,16 +9,10 @@ import { blockingQuery } from "../blocking-query.ts";
 import { commit } from "../commit.ts";
 import type { ApiContext } from "../context.ts";
 import { refuseOtherMethods } from "../refuse-other-methods.ts";
-import { COMMON_READ_PARAMS, textQuery } from "../request-schemas.ts";
+import { COMMON_READ_PARAMS, nameParam, textQuery } from "../request-schemas.ts";
 
 const listQuery = textQuery(...COMMON_READ_PARAMS, "prefix");
 const readQuery = textQuery(...COMMON_READ_PARAMS);
-const nameParam = {
-  type: "object",
-  properties: { name: { type: "string" } },
-  required: ["name"],
-} as const;
-
 /** The anonymous policy governs callers without a token: anyone may read it. */
 const ANONYMOUS_POLICY = "anonymous";
 

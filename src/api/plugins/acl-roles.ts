@@ -8,16 +8,10 @@ import { blockingQuery } from "../blocking-query.ts";
 import { commit } from "../commit.ts";
 import type { ApiContext } from "../context.ts";
 import { refuseOtherMethods } from "../refuse-other-methods.ts";
-import { COMMON_READ_PARAMS, idParam, textQuery } from "../request-schemas.ts";
+import { COMMON_READ_PARAMS, idParam, nameParam, textQuery } from "../request-schemas.ts";
 
 const listQuery = textQuery(...COMMON_READ_PARAMS, "prefix");
 const readQuery = textQuery(...COMMON_READ_PARAMS);
-const nameParam = {
-  type: "object",
-  properties: { name: { type: "string" } },
-  required: ["name"],
-} as const;
-
 const ROLE_NOT_FOUND = "ACL role not found";
 
 /**

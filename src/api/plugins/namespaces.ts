@@ -9,6 +9,7 @@ import { blockingQuery } from "../blocking-query.ts";
 import { commit } from "../commit.ts";
 import type { ApiContext } from "../context.ts";
 import { refuseOtherMethods } from "../refuse-other-methods.ts";
+import { nameParam } from "../request-schemas.ts";
 
 const NAME = /^[a-zA-Z0-9-]{1,128}$/;
 const MAX_DESCRIPTION = 256;
@@ -33,12 +34,6 @@ const namespaceBody = {
     CreateIndex: { type: "integer" },
     ModifyIndex: { type: "integer" },
   },
-} as const;
-
-const nameParam = {
-  type: "object",
-  properties: { name: { type: "string" } },
-  required: ["name"],
 } as const;
 
 interface NamespaceBody {

@@ -23,18 +23,12 @@ import { ALL_NAMESPACES, badRequestOnQueryError } from "../list-pages.ts";
 import { type NodePoolBody, nodePoolBodySchema, nodePoolFromBody } from "../node-pool-body.ts";
 import { nodeStub } from "../node-views.ts";
 import { refuseOtherMethods } from "../refuse-other-methods.ts";
-import { COMMON_READ_PARAMS, LIST_PARAMS, textQuery } from "../request-schemas.ts";
+import { COMMON_READ_PARAMS, LIST_PARAMS, nameParam, textQuery } from "../request-schemas.ts";
 
 const listQuery = textQuery(...LIST_PARAMS, ...COMMON_READ_PARAMS);
 const nodesQuery = textQuery(...LIST_PARAMS, "resources", "os", ...COMMON_READ_PARAMS);
 const jobsQuery = textQuery(...LIST_PARAMS, "meta", ...COMMON_READ_PARAMS);
 const readQuery = textQuery(...COMMON_READ_PARAMS);
-
-const nameParam = {
-  type: "object",
-  properties: { name: { type: "string" } },
-  required: ["name"],
-} as const;
 
 /** Nomad pages node pools by name (its StructsTokenizer WithID reads the pool's GetID, the name). */
 const nameTokenizer: Tokenizer<{ readonly Name: string }, string> = {

@@ -15,19 +15,13 @@ import { commit } from "../commit.ts";
 import type { ApiContext } from "../context.ts";
 import { ALL_NAMESPACES, badRequestOnQueryError } from "../list-pages.ts";
 import { refuseOtherMethods } from "../refuse-other-methods.ts";
-import { COMMON_READ_PARAMS, idParam, LIST_PARAMS, textQuery } from "../request-schemas.ts";
+import { COMMON_READ_PARAMS, idParam, LIST_PARAMS, nameParam, textQuery } from "../request-schemas.ts";
 import { ChooseError, chooseServices } from "../service-choose.ts";
 
 const listQuery = textQuery("namespace", ...COMMON_READ_PARAMS);
 const serviceQuery = textQuery(...LIST_PARAMS, "choose", ...COMMON_READ_PARAMS);
 const readQuery = textQuery("namespace", ...COMMON_READ_PARAMS);
 const writeQuery = textQuery("namespace", "region");
-
-const nameParam = {
-  type: "object",
-  properties: { name: { type: "string" } },
-  required: ["name"],
-} as const;
 
 const nameAndIdParams = {
   type: "object",
