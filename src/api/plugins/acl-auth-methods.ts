@@ -27,6 +27,7 @@ import { refuseOtherMethods } from "../refuse-other-methods.ts";
 import { COMMON_READ_PARAMS, nameParam, textQuery } from "../request-schemas.ts";
 
 const readQuery = textQuery(...COMMON_READ_PARAMS);
+
 const MS_TO_NS = 1e6;
 
 /** The secret cannot be sealed or opened here (no key): the server's problem, said plainly. */

@@ -13,6 +13,7 @@ import { COMMON_READ_PARAMS, nameParam, textQuery } from "../request-schemas.ts"
 
 const listQuery = textQuery(...COMMON_READ_PARAMS, "prefix");
 const readQuery = textQuery(...COMMON_READ_PARAMS);
+
 /** The anonymous policy governs callers without a token: anyone may read it. */
 const ANONYMOUS_POLICY = "anonymous";
 

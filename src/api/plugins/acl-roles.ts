@@ -12,6 +12,7 @@ import { COMMON_READ_PARAMS, idParam, nameParam, textQuery } from "../request-sc
 
 const listQuery = textQuery(...COMMON_READ_PARAMS, "prefix");
 const readQuery = textQuery(...COMMON_READ_PARAMS);
+
 const ROLE_NOT_FOUND = "ACL role not found";
 
 /**
