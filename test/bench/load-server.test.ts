@@ -134,11 +134,15 @@ describe("the load benchmark's server probe", () => {
       expect(start + length).toBeLessThanOrEqual(loop.mono_us ?? 0);
       expect(length).toBeGreaterThanOrEqual(1000);
       if (process.platform !== "linux") continue;
-      // The kernel's counts, in µs: within the stretch, give or take the
-      // scheduler tick they are brought up to date at (4 ms at HZ=250).
+      // The kernel's counts, in µs: within the stretch, give or take how
+      // stale they are when read. A running thread's time on a core is
+      // brought up to date at scheduler ticks (4 ms at HZ=250), and its wait
+      // is measured on the clocks of the cores it left and joined, which in
+      // a VM need not agree: a loaded CI run saw 12.8 ms over. A count in
+      // nanoseconds or a running total instead of a delta is still far off.
       expect(cpu).toBeGreaterThanOrEqual(0);
       expect(waiting).toBeGreaterThanOrEqual(0);
-      expect(cpu + waiting).toBeLessThanOrEqual(length + 10_000);
+      expect(cpu + waiting).toBeLessThanOrEqual(length + 30_000);
     }
     // The next phase starts a new list.
     const next = await s.phase();
